@@ -1,0 +1,30 @@
+# One entry point: `make demo` runs the main job, `make test` the whole test suite.
+# Each target creates or refreshes the local virtual environment first (idempotent, fast on re-run).
+
+PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.neatpar-installed
+EXTRAS ?= test,plot
+
+.PHONY: venv demo test bench clean
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "neatpar needs Python 3.11; run make PYTHON=/path/to/python3.11")'
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[$(EXTRAS)]'
+	@touch $@
+
+demo: $(STAMP)
+	$(BIN)/python examples/xor_parallel.py
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+bench: $(STAMP)
+	$(BIN)/python bench/bench_evaluator.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

@@ -1,0 +1,62 @@
+"""Exceptions neatpar raises: each names what went wrong and how to fix it."""
+from __future__ import annotations
+
+
+class NeatparError(Exception):
+    """Base class of every error neatpar raises on purpose."""
+
+
+class ConfigError(NeatparError, ValueError):
+    """A bad option, config key or value."""
+
+
+class WorkerStartError(NeatparError, RuntimeError):
+    """A pool worker died or raised before it was ready to take tasks."""
+
+
+class UnguardedScriptError(WorkerStartError):
+    """The main script creates live handles at import time, so every spawn worker re-creates them."""
+
+
+class WorkerDied(NeatparError, RuntimeError):
+    """The worker running a task exited (killed, crashed, os._exit) before finishing it.
+
+    `partial` holds the items that arrived; `position` is the index of the item the worker was
+    computing when it died (items between the two were computed but lost with the worker).
+    """
+
+    def __init__(self, message: str, partial: list | None = None, exitcode: int | None = None,
+                 position: int | None = None):
+        super().__init__(message)
+        self.partial = partial or []
+        self.exitcode = exitcode
+        self.position = len(self.partial) if position is None else position
+
+
+class TaskTimeout(WorkerDied, TimeoutError):
+    """A task made no progress within its timeout; its worker was killed."""
+
+
+class RemoteError(NeatparError, RuntimeError):
+    """An exception raised inside a worker, carrying the worker's traceback text."""
+
+    def __init__(self, message: str, remote_traceback: str = "", partial: list | None = None):
+        super().__init__(f"{message}\n\nWorker traceback:\n{remote_traceback}" if remote_traceback else message)
+        self.remote_traceback = remote_traceback
+        self.partial = partial or []
+
+
+class GenomeEvaluationError(NeatparError, RuntimeError):
+    """The fitness function failed for a genome (raised, crashed its worker twice, or timed out)."""
+
+
+class FitnessError(NeatparError, TypeError):
+    """The fitness function returned something that is not a finite number."""
+
+
+class ClearedGlobalError(NeatparError, RuntimeError):
+    """A worker touched a main-module global that neatpar cleared because it belongs to the parent."""
+
+
+class LiveHandleError(NeatparError, TypeError):
+    """A live handle (simulator connection, socket, ...) was about to be sent to another process."""

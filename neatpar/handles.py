@@ -1,0 +1,109 @@
+"""Live handles: recognising objects that must never be copied into a worker, and the placeholder
+that stands in for them there.
+
+A live handle is an object bound to a resource of the process that made it: a Unity/ML-Agents
+environment connection, a socket, a gRPC server or channel, a multiprocessing connection, an open
+file, a child process. Copying one into another process (by fork, or by spawn's re-import of the
+main module) is the failure this project exists to prevent.
+"""
+from __future__ import annotations
+
+import io
+import socket
+import subprocess
+from types import ModuleType
+from typing import Any
+
+from .errors import ClearedGlobalError
+
+# (module prefix, class name) pairs matched against an object's MRO, so that recognising an
+# mlagents or gRPC object never imports mlagents or gRPC.
+_HANDLE_CLASSES = {
+    ("mlagents_envs.base_env", "BaseEnv"): "ML-Agents environment connection",
+    ("mlagents_envs.environment", "UnityEnvironment"): "Unity environment connection",
+    ("grpc", "Server"): "gRPC server",
+    ("grpc", "Channel"): "gRPC channel",
+    ("multiprocessing.connection", "Connection"): "multiprocessing connection",
+    ("multiprocessing.pool", "Pool"): "multiprocessing pool",
+    ("neatpar.pool", "Pool"): "neatpar pool",
+}
+# Handles that launch a simulator or bind a port when created: re-creating one in a worker is the
+# seed's failure, so finding one there is an error, not just something to clear.
+_CONNECTING_KINDS = {"ML-Agents environment connection", "Unity environment connection", "gRPC server"}
+
+
+def handle_kind(obj: Any) -> str | None:
+    """Name the kind of live handle `obj` is, or None if it is not one."""
+    if isinstance(obj, type) or isinstance(obj, ModuleType):
+        return None
+    if isinstance(obj, socket.socket):
+        return None if obj.fileno() == -1 else "socket"
+    if isinstance(obj, subprocess.Popen):
+        return "child process"
+    if isinstance(obj, io.IOBase):
+        return None if obj.closed else "open file"
+    for cls in type(obj).__mro__:
+        module = getattr(cls, "__module__", "") or ""
+        for (prefix, name), kind in _HANDLE_CLASSES.items():
+            if cls.__name__ == name and module.startswith(prefix):
+                return kind
+    return None
+
+
+def is_connecting(kind: str) -> bool:
+    """True for handle kinds whose creation launches a simulator or binds a port."""
+    return kind in _CONNECTING_KINDS
+
+
+def find_live_handles(namespace: dict) -> dict[str, str]:
+    """Map each global name in `namespace` that holds a live handle to the handle's kind."""
+    found = {}
+    for name, value in list(namespace.items()):
+        if name.startswith("__"):
+            continue
+        kind = handle_kind(value)
+        if kind is not None:
+            found[name] = kind
+    return found
+
+
+def close_quietly(obj: Any) -> None:
+    """Best-effort close of a worker's own copy of a handle (never raises)."""
+    for method in ("close", "stop"):
+        fn = getattr(obj, method, None)
+        if callable(fn):
+            try:
+                fn(None) if method == "stop" else fn()
+            except Exception:
+                pass
+            return
+
+
+class ClearedGlobal:
+    """Stands in for a main-module global cleared in a worker; any use raises a clear error."""
+
+    __slots__ = ("_name", "_kind")
+
+    def __init__(self, name: str, kind: str):
+        object.__setattr__(self, "_name", name)
+        object.__setattr__(self, "_kind", kind)
+
+    def _fail(self, *_args, **_kwargs):
+        name = object.__getattribute__(self, "_name")
+        kind = object.__getattribute__(self, "_kind")
+        raise ClearedGlobalError(
+            f"global {name!r} ({kind}) of your main module was cleared in this neatpar worker: it "
+            f"belongs to the main process. Pass what the worker needs as an argument, or create it "
+            f"inside the function that runs in the worker."
+        )
+
+    def __getattr__(self, _attr):
+        self._fail()
+
+    __call__ = __iter__ = __len__ = __getitem__ = __setattr__ = __bool__ = __enter__ = _fail
+
+    def __repr__(self) -> str:
+        return f"<cleared global {object.__getattribute__(self, '_name')!r}>"
+
+    def __reduce__(self):
+        return (ClearedGlobal, (object.__getattribute__(self, "_name"), object.__getattribute__(self, "_kind")))

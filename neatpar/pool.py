@@ -1,0 +1,516 @@
+"""A spawn-context process pool with `apply_async`, driven by an explicit state machine.
+
+Unlike multiprocessing.Pool it knows which task each worker runs, so it can tell a task whose
+worker died (SIGKILL, segfault, os._exit) or hung apart from the others, replace only that
+worker, and report the loss to the caller instead of waiting forever. Workers are always started
+with the spawn method, their main-module globals that hold live handles are cleared, and a worker
+that cannot start ends in a clear error rather than a respawn loop.
+
+Everything is driven from the calling thread: results arrive while the caller waits in
+`AsyncResult.get()` or `Pool.wait()`.
+"""
+from __future__ import annotations
+
+import enum
+import itertools
+import multiprocessing
+import pickle
+import selectors
+import time
+from collections import deque
+from typing import Any, Callable, Iterable
+
+from . import workers
+from .errors import (
+    LiveHandleError,
+    RemoteError,
+    TaskTimeout,
+    UnguardedScriptError,
+    WorkerDied,
+    WorkerStartError,
+)
+from .handles import handle_kind
+from .workers import PICKLE_PROTOCOL, SharedRef
+
+_START_ADVICE = (
+    "spawn re-runs the top level of your main script in every worker: keep live handles "
+    "(UnityEnvironment, sockets, servers) and the pool itself under `if __name__ == \"__main__\":`"
+)
+
+
+class WorkerState(enum.Enum):
+    STARTING = "starting"
+    IDLE = "idle"
+    BUSY = "busy"
+    GONE = "gone"
+
+
+class AsyncResult:
+    """The future result of one task; `partial` holds the items a generator task has yielded."""
+
+    def __init__(self, pool: "Pool", task_id: int):
+        self._pool = pool
+        self.task_id = task_id
+        self.partial: list = []
+        self._done = False
+        self._value: Any = None
+        self._error: BaseException | None = None
+
+    def ready(self) -> bool:
+        return self._done
+
+    def successful(self) -> bool:
+        if not self._done:
+            raise ValueError(f"task {self.task_id} is not ready")
+        return self._error is None
+
+    def wait(self, timeout: float | None = None) -> None:
+        self._pool.wait([self], timeout)
+
+    def get(self, timeout: float | None = None) -> Any:
+        """Wait for the result; re-raise the task's error (with the worker's traceback)."""
+        self.wait(timeout)
+        if not self._done:
+            raise TimeoutError(f"task {self.task_id} not finished within {timeout} s")
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+    @property
+    def error(self) -> BaseException | None:
+        return self._error
+
+    def _finish(self, value: Any = None, error: BaseException | None = None) -> None:
+        self._done, self._value, self._error = True, value, error
+
+
+class _Task:
+    __slots__ = ("id", "payload", "refs", "worker", "timeout", "result")
+
+    def __init__(self, task_id, payload, refs, worker, timeout, result):
+        self.id, self.payload, self.refs = task_id, payload, refs
+        self.worker, self.timeout, self.result = worker, timeout, result
+
+
+class _Worker:
+    __slots__ = ("index", "process", "conn", "state", "task", "refs", "last_progress", "seen_position",
+                 "started")
+
+    def __init__(self, index: int, process, conn):
+        self.index, self.process, self.conn = index, process, conn
+        self.state = WorkerState.STARTING
+        self.task: _Task | None = None
+        self.refs: set[int] = set()
+        self.last_progress = self.started = time.monotonic()
+        self.seen_position = 0
+
+
+class Pool:
+    """A pool of spawn workers. `apply_async(func, args, worker=None, timeout=None)`.
+
+    - `worker=i` pins a task to worker slot i (its installed state, e.g. networks, lives there).
+    - `timeout` bounds the time between progress messages of a task; past it the worker is killed
+      and the task fails with TaskTimeout.
+    - A generator function streams its items (`AsyncResult.partial`); a task whose worker died
+      fails with WorkerDied carrying the items that arrived.
+    - `share(obj)` pickles `obj` once and installs it in each worker before its first task that
+      passes the returned reference as an argument.
+    """
+
+    def __init__(self, processes: int, initializer: Callable | None = None, initargs: tuple = (),
+                 maxtasksperchild: int | None = None, *, clear_globals: Iterable[str] = (),
+                 start_timeout: float = 120.0):
+        if not isinstance(processes, int) or processes < 1:
+            raise ValueError(f"processes must be a positive int, got {processes!r}")
+        if maxtasksperchild is not None and (not isinstance(maxtasksperchild, int) or maxtasksperchild < 1):
+            raise ValueError(f"maxtasksperchild must be a positive int or None, got {maxtasksperchild!r}")
+        self._ctx = multiprocessing.get_context("spawn")
+        self._worker_args = (tuple(clear_globals), initializer, tuple(initargs), maxtasksperchild)
+        self._progress = self._ctx.RawArray("q", 2 * processes)  # per slot: task id, item index
+        self._start_timeout = start_timeout
+        self._ids = itertools.count()
+        self._queue: deque[_Task] = deque()
+        self._shared: dict[int, bytes] = {}
+        self._workers: list[_Worker] = []
+        self._selector = selectors.DefaultSelector()
+        self._closed = False
+        try:
+            self._workers = [self._start_worker(i) for i in range(processes)]
+            self._wait_started()
+        except BaseException:
+            self.terminate()
+            raise
+
+    # ------------------------------------------------------------ public API
+
+    @property
+    def processes(self) -> int:
+        return len(self._workers)
+
+    @property
+    def pids(self) -> list[int]:
+        """PIDs of the live worker processes."""
+        return [w.process.pid for w in self._workers if w.state is not WorkerState.GONE]
+
+    def apply_async(self, func: Callable, args: tuple = (), kwds: dict | None = None, *,
+                    worker: int | None = None, timeout: float | None = None) -> AsyncResult:
+        """Queue `func(*args, **kwds)`; returns at once with an AsyncResult."""
+        self._check_open()
+        if worker is not None and not 0 <= worker < len(self._workers):
+            raise ValueError(f"worker must be in [0, {len(self._workers)}), got {worker}")
+        task_id = next(self._ids)
+        payload = _pickle_task(task_id, func, tuple(args), dict(kwds or {}))
+        refs = [a.key for a in args if isinstance(a, SharedRef)]
+        missing = [k for k in refs if k not in self._shared]
+        if missing:
+            raise ValueError(f"shared references {missing} were unshared or belong to another pool")
+        result = AsyncResult(self, task_id)
+        self._queue.append(_Task(task_id, payload, refs, worker, timeout, result))
+        self._dispatch()
+        return result
+
+    def share(self, obj: Any) -> SharedRef:
+        """Pickle `obj` once (by value); each worker receives it at most once."""
+        self._check_open()
+        key = next(self._ids)
+        self._shared[key] = _dumps_checked(obj, "shared object")
+        return SharedRef(key)
+
+    def unshare(self, ref: SharedRef) -> None:
+        """Forget a shared object here and in the workers that hold it."""
+        self._shared.pop(ref.key, None)
+        for w in self._workers:
+            if ref.key in w.refs and w.state is not WorkerState.GONE:
+                w.refs.discard(ref.key)
+                self._send(w, ("drop", ref.key))
+
+    def wait(self, results: Iterable[AsyncResult], timeout: float | None = None,
+             return_when_any: bool = False) -> list[AsyncResult]:
+        """Drive the pool until all (or any) of `results` are ready or `timeout` passes."""
+        results = list(results)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        try:
+            while True:
+                done = [r for r in results if r.ready()]
+                if (return_when_any and done) or len(done) == len(results):
+                    return done
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    return done
+                self._pump(remaining)
+        except BaseException:
+            self.terminate()
+            raise
+
+    def close(self) -> None:
+        """Let the workers finish their current task, then stop them."""
+        if self._closed:
+            return
+        self._closed = True
+        for w in self._workers:
+            if w.state is not WorkerState.GONE:
+                self._send(w, ("stop",))  # read after the task the worker is running, if any
+        self.join(timeout=5.0)
+
+    def terminate(self) -> None:
+        """Stop every worker now (SIGTERM, then SIGKILL), by the PIDs this pool started."""
+        self._closed = True
+        for w in self._workers:
+            if w.process.is_alive():
+                w.process.terminate()
+        self.join(timeout=2.0)
+
+    def join(self, timeout: float | None = None) -> None:
+        """Wait for the workers to exit; kill those still running after `timeout`."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for w in self._workers:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            w.process.join(left)
+            if w.process.is_alive():
+                w.process.kill()
+                w.process.join()
+            self._forget(w)
+        for task in self._queue:
+            task.result._finish(error=WorkerDied("the pool was stopped before the task ran"))
+        self._queue.clear()
+
+    def __enter__(self) -> "Pool":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self.terminate() if exc_type is not None else self.close()
+
+    def __del__(self) -> None:
+        if getattr(self, "_workers", None) and not self._closed:
+            self.terminate()
+
+    def __reduce__(self):
+        raise LiveHandleError("a neatpar Pool cannot be sent to another process: it owns live worker processes")
+
+    # ------------------------------------------------------------ workers
+
+    def _start_worker(self, index: int) -> _Worker:
+        parent_conn, child_conn = self._ctx.Pipe(duplex=True)
+        self._progress[2 * index] = -1
+        process = workers.start_process(self._ctx, child_conn, workers.worker_main,
+                                        self._worker_args + (self._progress, index),
+                                        name=f"neatpar-worker-{index}")
+        child_conn.close()
+        w = _Worker(index, process, parent_conn)
+        self._selector.register(parent_conn, selectors.EVENT_READ, ("message", w))
+        self._selector.register(process.sentinel, selectors.EVENT_READ, ("exit", w))
+        return w
+
+    def _wait_started(self) -> None:
+        deadline = time.monotonic() + self._start_timeout
+        while any(w.state is WorkerState.STARTING for w in self._workers):
+            if time.monotonic() > deadline:
+                raise WorkerStartError(f"pool workers did not start within {self._start_timeout:.0f} s; {_START_ADVICE}")
+            self._pump(deadline - time.monotonic())
+
+    def _replace(self, w: _Worker) -> None:
+        """Start a fresh worker in the slot of `w` (which is gone)."""
+        if self._closed:
+            return
+        fresh = self._start_worker(w.index)
+        self._workers[w.index] = fresh
+
+    def _kill(self, w: _Worker) -> None:
+        if w.process.is_alive():
+            w.process.kill()
+        w.process.join()
+        self._forget(w)
+
+    def _forget(self, w: _Worker) -> None:
+        """Mark a worker whose process has exited as gone and release its handles."""
+        if w.state is WorkerState.GONE:
+            return
+        w.state = WorkerState.GONE
+        for handle in (w.conn, w.process.sentinel):
+            try:
+                self._selector.unregister(handle)
+            except (KeyError, ValueError):
+                pass
+        w.conn.close()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ValueError("the pool is closed")
+
+    def _send(self, w: _Worker, message: tuple | bytes) -> bool:
+        data = message if isinstance(message, bytes) else pickle.dumps(message, PICKLE_PROTOCOL)
+        try:
+            w.conn.send_bytes(data)
+            return True
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            return False  # the worker is dying; its sentinel reports it
+
+    # ------------------------------------------------------------ the state machine
+
+    def _pump(self, timeout: float | None) -> None:
+        """Wait for one round of events (messages, exits, deadlines) and handle them."""
+        if not any(w.state is not WorkerState.GONE for w in self._workers):
+            raise WorkerStartError("every pool worker is gone")
+        wait_for = min(x for x in (timeout, self._next_deadline(), 1.0) if x is not None)
+        events = self._selector.select(max(0.0, wait_for))
+        exits = []
+        for key, _ in events:
+            what, w = key.data
+            if w.state is WorkerState.GONE:
+                continue
+            if what == "exit":
+                exits.append(w)
+            else:
+                self._read_one(w)
+        for w in exits:
+            if w.state is not WorkerState.GONE:
+                self._on_exit(w)
+        self._expire_deadlines()
+        self._dispatch()
+
+    def _next_deadline(self) -> float | None:
+        now = time.monotonic()
+        left = [w.last_progress + w.task.timeout - now for w in self._workers
+                if w.state is WorkerState.BUSY and w.task.timeout is not None]
+        return max(0.0, min(left)) if left else None
+
+    def _read_one(self, w: _Worker) -> None:
+        try:
+            data = w.conn.recv_bytes()
+        except (EOFError, OSError):
+            return  # the worker is gone; its sentinel tells the rest
+        self._on_message(w, pickle.loads(data))
+
+    def _drain(self, w: _Worker) -> None:
+        """Read every message a worker sent before it exited."""
+        try:
+            while w.state is not WorkerState.GONE and w.conn.poll():
+                self._on_message(w, pickle.loads(w.conn.recv_bytes()))
+        except (EOFError, OSError):
+            pass
+
+    def _on_message(self, w: _Worker, message: tuple) -> None:
+        kind = message[0]
+        w.last_progress = time.monotonic()
+        if kind == "ready":
+            w.state = WorkerState.IDLE
+        elif kind == "items":
+            w.task.result.partial.extend(message[2])
+        elif kind == "done":
+            w.task.result.partial.extend(message[3])
+            self._finish_task(w, value=message[2])
+        elif kind == "error":
+            _, _, summary, tb, payload = message
+            error = RemoteError(summary, tb, list(w.task.result.partial))
+            if payload is not None:
+                error.__cause__ = pickle.loads(payload)
+            self._finish_task(w, error=error)
+        elif kind == "retire":  # maxtasksperchild reached; a task sent meanwhile never started
+            if w.task is not None:
+                self._queue.appendleft(w.task)
+            self._kill(w)
+            self._replace(w)
+        elif kind == "start_error":
+            self._on_start_error(w, *message[1:])
+
+    def _on_start_error(self, w: _Worker, what: str, summary: str, tb: str) -> None:
+        """Raise the one-line error for a worker that could not start (its traceback went to stderr)."""
+        self._kill(w)
+        summary = " ".join(summary.split())
+        if what == "unguarded":
+            error = UnguardedScriptError(f"pool worker could not start: {summary}")
+        elif what == "initializer":
+            error = WorkerStartError(f"pool worker initializer failed: {summary}")
+        else:
+            error = UnguardedScriptError(
+                f"pool worker failed while re-importing your main script ({summary}); {_START_ADVICE}")
+        error.remote_traceback = tb
+        raise error
+
+    def _on_exit(self, w: _Worker) -> None:
+        self._drain(w)
+        if w.state is WorkerState.GONE:
+            return
+        starting = w.state is WorkerState.STARTING
+        task = w.task
+        self._kill(w)
+        code = w.process.exitcode
+        if starting:
+            raise WorkerStartError(f"pool worker exited with code {code} before it was ready; {_START_ADVICE}")
+        if task is not None:
+            what = f"signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+            task.result._finish(error=WorkerDied(
+                f"worker {w.index} (pid {w.process.pid}) died with {what} while running task {task.id}",
+                list(task.result.partial), code, self._position(w, task)))
+        self._replace(w)
+
+    def _position(self, w: _Worker, task: _Task) -> int:
+        """Index of the item `w` was computing for `task`, from the shared progress array."""
+        if self._progress[2 * w.index] == task.id:
+            return int(self._progress[2 * w.index + 1])
+        return len(task.result.partial)
+
+    def _expire_deadlines(self) -> None:
+        now = time.monotonic()
+        for w in list(self._workers):
+            task = w.task
+            if w.state is not WorkerState.BUSY or task.timeout is None:
+                continue
+            position = self._position(w, task)
+            if position != w.seen_position:  # a batched item finished: that is progress
+                w.seen_position, w.last_progress = position, now
+            elif now - w.last_progress > task.timeout:
+                self._kill(w)
+                task.result._finish(error=TaskTimeout(
+                    f"task {task.id} made no progress for {task.timeout} s; worker {w.index} "
+                    f"(pid {w.process.pid}) was killed", list(task.result.partial), None, position))
+                self._replace(w)
+
+    def _finish_task(self, w: _Worker, value: Any = None, error: BaseException | None = None) -> None:
+        task, w.task = w.task, None
+        w.state = WorkerState.IDLE
+        task.result._finish(value, error)
+
+    def _dispatch(self) -> None:
+        """Hand queued tasks to idle workers, installing the shared objects each one needs."""
+        if not self._queue:
+            return
+        idle = [w for w in self._workers if w.state is WorkerState.IDLE]
+        for w in idle:
+            task = self._take_task_for(w)
+            if task is None:
+                continue
+            for key in task.refs:
+                if key not in w.refs:
+                    self._send(w, ("put", key, self._shared[key]))
+                    w.refs.add(key)
+            w.task, w.state, w.last_progress, w.seen_position = task, WorkerState.BUSY, time.monotonic(), 0
+            self._send(w, task.payload)
+
+    def _take_task_for(self, w: _Worker) -> _Task | None:
+        for i, task in enumerate(self._queue):
+            if task.worker is None or task.worker == w.index:
+                del self._queue[i]
+                return task
+        return None
+
+
+def _pickle_task(task_id: int, func: Callable, args: tuple, kwds: dict) -> bytes:
+    check_picklable_function(func)
+    try:
+        return pickle.dumps(("task", task_id, func, args, kwds), PICKLE_PROTOCOL)
+    except LiveHandleError:
+        raise
+    except Exception as exc:  # only now look for the live handle that is the likely cause
+        for value, name in ((args, "args"), (kwds, "kwds")):
+            culprit = _find_handle(value, path=name)
+            if culprit:
+                raise LiveHandleError(f"cannot send {culprit} to a worker: live handles stay in the "
+                                      f"process that made them; pass plain data instead") from exc
+        raise TypeError(f"cannot send the arguments of {func.__qualname__} to a worker: {exc}") from exc
+
+
+def check_picklable_function(func: Callable) -> None:
+    """Refuse lambdas and closures up front: spawn workers can only import module-level functions."""
+    qualname = getattr(func, "__qualname__", "")
+    if "<lambda>" in qualname or "<locals>" in qualname:
+        raise TypeError(
+            f"{qualname} cannot run in a spawn worker: define the function at the top level of a "
+            f"module (lambdas and nested functions cannot be imported by the worker)")
+
+
+def _dumps_checked(obj: Any, what: str) -> bytes:
+    """Pickle by value; name the live handle if that is why it cannot be sent."""
+    try:
+        return pickle.dumps(obj, PICKLE_PROTOCOL)
+    except LiveHandleError:
+        raise
+    except Exception as exc:
+        culprit = _find_handle(obj)
+        if culprit:
+            raise LiveHandleError(f"cannot send {culprit} to a worker: live handles stay in the process "
+                                  f"that made them; pass plain data instead") from exc
+        raise TypeError(f"cannot send {what} to a worker: {exc}") from exc
+
+
+def _find_handle(obj: Any, depth: int = 0, path: str = "object") -> str | None:
+    kind = handle_kind(obj)
+    if kind:
+        return f"{path} ({kind}, {type(obj).__name__})"
+    if depth > 3:
+        return None
+    if isinstance(obj, dict):
+        items = obj.items()
+    elif isinstance(obj, (list, tuple, set, frozenset)):
+        items = enumerate(obj)
+    elif hasattr(obj, "__dict__"):
+        items = vars(obj).items()
+    else:
+        return None
+    attribute = not isinstance(obj, (dict, list, tuple, set, frozenset))
+    for key, value in items:
+        found = _find_handle(value, depth + 1, f"{path}.{key}" if attribute else f"{path}[{key!r}]")
+        if found:
+            return found
+    return None
+

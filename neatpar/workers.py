@@ -1,0 +1,267 @@
+"""The worker side of neatpar's spawn-context pool: start-up, globals clearing and the task loop.
+
+A spawn worker is a fresh interpreter that re-imports the user's main module before it runs any of
+our code. To report a failure of that re-import (the classic unguarded script), the worker's
+channel travels in multiprocessing's *preparation data*, which the child unpickles before it
+imports the main module: unpickling it arms an excepthook that sends the error to the parent.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import pickle
+import signal
+import sys
+import threading
+import time
+import traceback
+import types
+from multiprocessing import spawn
+from typing import Any, Callable
+
+from .handles import ClearedGlobal, close_quietly, find_live_handles, is_connecting
+
+PICKLE_PROTOCOL = pickle.HIGHEST_PROTOCOL
+
+# ---------------------------------------------------------------- early arming (child side)
+
+_channel = None  # this worker's connection to the parent, set by _arm()
+
+
+def _arm(conn) -> None:
+    """Runs in the child while it unpickles its preparation data, before the main re-import."""
+    global _channel
+    _channel = conn
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C is the parent's to handle
+    previous = sys.excepthook
+
+    def report_start_failure(exc_type, exc, tb):
+        text = "".join(traceback.format_exception(exc_type, exc, tb))
+        try:
+            send(("start_error", "import", f"{exc_type.__name__}: {exc}", text))
+        except Exception:
+            pass
+        previous(exc_type, exc, tb)
+
+    sys.excepthook = report_start_failure
+
+
+class _StartGuard:
+    """Carried in the preparation data; unpickling it in the child calls _arm(conn)."""
+
+    def __init__(self, conn):
+        self.conn = conn
+
+    def __reduce__(self):
+        return (_arm, (self.conn,))
+
+
+_pending = threading.local()
+_original_preparation_data = spawn.get_preparation_data
+
+
+def _preparation_data(name):
+    data = _original_preparation_data(name)
+    guard = getattr(_pending, "guard", None)
+    if guard is not None:
+        data["neatpar_start_guard"] = guard  # spawn.prepare() ignores keys it does not know
+    return data
+
+
+spawn.get_preparation_data = _preparation_data
+
+
+def start_process(ctx, child_conn, target: Callable, args: tuple, name: str) -> multiprocessing.Process:
+    """Start a spawn process whose channel is armed before it re-imports the main module."""
+    process = ctx.Process(target=target, args=args, name=name, daemon=True)
+    _pending.guard = _StartGuard(child_conn)
+    try:
+        process.start()
+    finally:
+        _pending.guard = None
+    return process
+
+
+# ---------------------------------------------------------------- messages
+
+def send(message: tuple) -> None:
+    """Send one message to the parent."""
+    _channel.send_bytes(pickle.dumps(message, PICKLE_PROTOCOL))
+
+
+def _watch_parent() -> None:
+    """Exit as soon as the parent process is gone, even in the middle of a task."""
+    parent = multiprocessing.parent_process()
+    if parent is None:
+        return
+
+    def watch():
+        parent.join()
+        os._exit(1)
+
+    threading.Thread(target=watch, name="neatpar-parent-watch", daemon=True).start()
+
+
+# ---------------------------------------------------------------- start-up in the worker
+
+def _main_namespaces() -> list[dict]:
+    """The main module's globals as the worker's functions see them.
+
+    spawn re-runs the script with runpy.run_path, which executes it in a temporary namespace and
+    copies the result into `__mp_main__`: functions defined there keep the temporary dict as their
+    `__globals__`. Both must be cleared.
+    """
+    module = sys.modules.get("__mp_main__") or sys.modules.get("__main__")
+    if module is None:
+        return []
+    spaces = {id(vars(module)): vars(module)}
+    for value in list(vars(module).values()):
+        space = getattr(value, "__globals__", None)
+        if isinstance(space, dict) and space.get("__name__") == module.__name__:
+            spaces.setdefault(id(space), space)
+    return list(spaces.values())
+
+
+def clear_globals(names: tuple[str, ...]) -> list[tuple[str, str]]:
+    """Replace live handles and the named globals of the main module by placeholders.
+
+    Returns the (name, kind) pairs of handles whose creation connects somewhere (a simulator, a
+    bound port): such a handle exists here only because spawn re-ran the script's top level.
+    """
+    connecting: dict[str, str] = {}
+    spaces = [(namespace, find_live_handles(namespace)) for namespace in _main_namespaces()]
+    for namespace, live in spaces:  # found everywhere first: closing one hides it from the others
+        for name, kind in live.items():
+            close_quietly(namespace[name])
+            namespace[name] = ClearedGlobal(name, kind)
+            if is_connecting(kind):
+                connecting[name] = kind
+        for name in names:
+            if name in namespace and not isinstance(namespace[name], ClearedGlobal):
+                namespace[name] = ClearedGlobal(name, "cleared by request")
+    return list(connecting.items())
+
+
+def _unguarded_message(connecting: list[tuple[str, str]]) -> str:
+    listed = ", ".join(f"{name!r} ({kind})" for name, kind in connecting)
+    return (
+        f"your main script creates {listed} at import time, so every spawn worker re-creates it: "
+        f"create it under `if __name__ == \"__main__\":` or lazily inside a function"
+    )
+
+
+def worker_main(clear_names: tuple[str, ...], initializer: Callable | None, initargs: tuple,
+                max_units: int | None, progress, slot: int) -> None:
+    """Process target of every pool worker: clear globals, run the initializer, serve tasks."""
+    _watch_parent()
+    connecting = clear_globals(clear_names)
+    if connecting:
+        send(("start_error", "unguarded", _unguarded_message(connecting), ""))
+        return
+    if initializer is not None:
+        try:
+            initializer(*initargs)
+        except BaseException as exc:  # noqa: BLE001 - reported to the parent, then exit
+            traceback.print_exc()
+            send(("start_error", "initializer", f"{type(exc).__name__}: {exc}", traceback.format_exc()))
+            return
+    send(("ready", os.getpid()))
+    _serve(max_units, _Progress(progress, slot))
+
+
+# ---------------------------------------------------------------- the task loop
+
+class SharedRef:
+    """A reference to an object installed once in each worker (see Pool.share)."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key: int):
+        self.key = key
+
+    def __reduce__(self):
+        return (SharedRef, (self.key,))
+
+    def __repr__(self) -> str:
+        return f"SharedRef({self.key})"
+
+
+def _resolve(args: tuple, cache: dict) -> tuple:
+    return tuple(cache[a.key] if isinstance(a, SharedRef) else a for a in args)
+
+
+class _Progress:
+    """This worker's (task id, item index) cell in the pool's shared progress array.
+
+    The parent reads it to learn which item a worker was computing when it died or hung, so
+    items can travel in batches without losing track of the culprit.
+    """
+
+    def __init__(self, array, slot: int):
+        self.array, self.base = array, 2 * slot
+
+    def at(self, task_id: int, index: int) -> None:
+        self.array[self.base] = task_id
+        self.array[self.base + 1] = index
+
+
+BATCH_SECONDS = 0.005  # items computed within this window travel in one message
+
+
+def _run_task(task_id: int, func: Callable, args: tuple, kwargs: dict, progress: _Progress) -> int:
+    """Run one task, streaming generator items in batches; return how many work units it did."""
+    progress.at(task_id, 0)
+    result = func(*args, **kwargs)
+    if not isinstance(result, types.GeneratorType):
+        send(("done", task_id, result, []))
+        return 1
+    batch, units, last_sent = [], 0, time.monotonic()
+    while True:
+        try:
+            item = next(result)
+        except StopIteration as stop:
+            send(("done", task_id, stop.value, batch))
+            return max(units, 1)
+        batch.append(item)
+        units += 1
+        progress.at(task_id, units)
+        now = time.monotonic()
+        if now - last_sent >= BATCH_SECONDS:
+            send(("items", task_id, batch))
+            batch, last_sent = [], now
+
+
+def _serve(max_units: int | None, progress: _Progress) -> None:
+    cache: dict[int, Any] = {}
+    units = 0
+    while True:
+        try:
+            message = pickle.loads(_channel.recv_bytes())
+        except EOFError:
+            return
+        kind = message[0]
+        if kind == "stop":
+            return
+        if kind == "put":
+            cache[message[1]] = pickle.loads(message[2])
+        elif kind == "drop":
+            cache.pop(message[1], None)
+        elif kind == "task":
+            _, task_id, func, args, kwargs = message
+            try:
+                units += _run_task(task_id, func, _resolve(args, cache), kwargs, progress)
+            except BaseException as exc:  # noqa: BLE001 - every failure goes back to the parent
+                _send_error(task_id, exc)
+            if max_units is not None and units >= max_units:
+                send(("retire",))
+                return
+
+
+def _send_error(task_id: int, exc: BaseException) -> None:
+    tb = traceback.format_exc()
+    try:
+        payload = pickle.dumps(exc, PICKLE_PROTOCOL)
+        pickle.loads(payload)
+    except Exception:
+        payload = None
+    send(("error", task_id, f"{type(exc).__name__}: {exc}", tb, payload))

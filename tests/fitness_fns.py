@@ -1,0 +1,122 @@
+"""Fitness functions the tests run inside real spawn workers (importable by module name).
+
+Fault-injecting ones read their victim genome key and marker folder from the environment, which
+spawn workers inherit from the test process.
+"""
+import ctypes
+import os
+import random
+import signal
+import time
+
+import numpy as np
+
+
+def _victim(genome) -> bool:
+    return genome.key == int(os.environ.get("NEATPAR_TEST_VICTIM", "-1"))
+
+
+def _first_time(genome) -> bool:
+    marker = os.path.join(os.environ["NEATPAR_TEST_DIR"], f"seen-{genome.key}")
+    if os.path.exists(marker):
+        return False
+    open(marker, "w").close()
+    return True
+
+
+def trivial(genome, config):
+    return 1.0
+
+
+def stochastic(genome, config):
+    """Depends on both global generators, so only per-genome seeding makes it reproducible."""
+    return random.random() + float(np.random.random()) + 1e-3 * len(genome.connections)
+
+
+def key_fitness(genome, config):
+    return float(genome.key)
+
+
+def cpu_bound(genome, config, seconds=0.01):
+    end = time.perf_counter() + seconds
+    x = 0
+    while time.perf_counter() < end:
+        x += 1
+    return float(genome.key)
+
+
+def sigkill_once(genome, config):
+    if _victim(genome) and _first_time(genome):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return float(genome.key)
+
+
+def sigkill_always(genome, config):
+    if _victim(genome):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return float(genome.key)
+
+
+def segfault_always(genome, config):
+    if _victim(genome):
+        ctypes.string_at(0)
+    return float(genome.key)
+
+
+def exit_always(genome, config):
+    if _victim(genome):
+        os._exit(3)
+    return float(genome.key)
+
+
+def hang(genome, config):
+    if _victim(genome):
+        time.sleep(3600)
+    return float(genome.key)
+
+
+def raise_for_victim(genome, config):
+    if _victim(genome):
+        raise ValueError(f"boom in genome {genome.key}")
+    return float(genome.key)
+
+
+def returns_none(genome, config):
+    return None
+
+
+def returns_nan(genome, config):
+    return float("nan")
+
+
+def report_pid(genome, config):
+    return float(os.getpid())
+
+
+def failing_initializer(value):
+    raise RuntimeError(f"initializer refused {value}")
+
+
+def eval_genomes_by_mistake(genomes, config):
+    """A population-level function (what neat-python's serial run() wants), passed by mistake."""
+    for _, genome in genomes:
+        genome.fitness = 1.0
+
+
+def whoami(tag):
+    return (tag, os.getpid())
+
+
+def count_up(n):
+    for i in range(n):
+        yield i
+    return "finished"
+
+
+def read_shared(shared, index):
+    return shared[index]
+
+
+def sleep_then(seconds, value):
+    time.sleep(seconds)
+    return value

@@ -1,0 +1,221 @@
+"""neatpar.ParallelEvaluator against real neat-python genomes and real spawn workers."""
+import copy
+import os
+import pickle
+import random
+import sys
+import time
+
+import neat
+import numpy as np
+import pytest
+
+import fitness_fns
+import neatpar
+from conftest import child_pids, load_config, wait_gone
+from neatpar.evaluator import seed_genome
+
+
+def fitnesses(pairs):
+    return {k: g.fitness for k, g in pairs}
+
+
+@pytest.fixture
+def victim(monkeypatch, tmp_path, genomes):
+    """Pick a genome in the middle of the population as the fault victim."""
+    key = genomes[len(genomes) // 2][0]
+    monkeypatch.setenv("NEATPAR_TEST_VICTIM", str(key))
+    monkeypatch.setenv("NEATPAR_TEST_DIR", str(tmp_path))
+    return key
+
+
+def test_drop_in_population_run_solves_nothing_breaks(xor_config):
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
+    import xor_parallel
+    population = neat.Population(xor_config, seed=5)
+    with neatpar.ParallelEvaluator(2, xor_parallel.eval_genome, seed=5) as evaluator:
+        winner = population.run(evaluator.evaluate, 5)
+    assert all(g.fitness is not None for g in population.population.values()) or winner.fitness is not None
+    assert 0.0 < winner.fitness <= 4.0
+
+
+def test_fitness_matches_serial_plain_loop_and_any_worker_count(genomes, xor_config):
+    expected = {}
+    for key, genome in genomes:  # the plain serial loop, seeded per genome as documented
+        seed_genome(11, key)
+        expected[key] = fitness_fns.stochastic(genome, xor_config)
+    results = []
+    for workers in (1, 2):
+        pairs = copy.deepcopy(genomes)
+        with neatpar.ParallelEvaluator(workers, fitness_fns.stochastic, seed=11, chunksize=7) as ev:
+            ev.evaluate(pairs, xor_config)
+        results.append(fitnesses(pairs))
+    serial = copy.deepcopy(genomes)
+    neatpar.ParallelEvaluator(0, fitness_fns.stochastic, seed=11).evaluate(serial, xor_config)
+    assert results[0] == results[1] == fitnesses(serial) == expected
+    assert len(set(expected.values())) == len(expected)  # really stochastic per genome
+
+
+def test_same_seed_same_evolution_with_1_and_2_workers():
+    def run(workers):
+        population = neat.Population(load_config(), seed=21)  # fresh: the config holds innovation state
+        with neatpar.ParallelEvaluator(workers, fitness_fns.stochastic, seed=21) as ev:
+            winner = population.run(ev.evaluate, 4)
+        return winner.key, winner.fitness, sorted(fitnesses(population.population.items()).items())
+    assert run(1) == run(2)
+
+
+def test_sender_objects_unchanged_byte_for_byte(genomes, xor_config):
+    config_before = pickle.dumps(xor_config)
+    genomes_before = [pickle.dumps(g) for _, g in genomes]
+    with neatpar.ParallelEvaluator(2, fitness_fns.key_fitness) as ev:
+        ev.evaluate(genomes, xor_config)
+    assert pickle.dumps(xor_config) == config_before
+    for (key, genome), before in zip(genomes, genomes_before):
+        assert genome.fitness == float(key)
+        genome.fitness = None  # the one field evaluate() is meant to set
+        assert pickle.dumps(genome) == before
+
+
+def test_config_sent_once_per_worker_not_per_genome(genomes, xor_config):
+    with neatpar.ParallelEvaluator(2, fitness_fns.trivial, chunksize=5) as ev:
+        ev.evaluate(genomes, xor_config)
+        first_ref = ev._config_ref
+        ev.evaluate(genomes, xor_config)
+        assert ev._config_ref is first_ref  # unchanged config: not installed again
+        workers = ev.pool._workers
+        assert all(first_ref.key in w.refs for w in workers)
+        xor_config.pop_size += 1  # a changed config is installed anew
+        ev.evaluate(genomes, xor_config)
+        assert ev._config_ref is not first_ref
+
+
+def test_worker_sigkill_reruns_lost_genome_and_replaces_worker(genomes, xor_config, victim):
+    with neatpar.ParallelEvaluator(2, fitness_fns.sigkill_once, chunksize=10) as ev:
+        pids_before = set(ev.pool.pids)
+        started = time.monotonic()
+        ev.evaluate(genomes, xor_config)
+        assert time.monotonic() - started < 10
+        assert len(pids_before - set(ev.pool.pids)) == 1  # exactly one worker was replaced
+    assert all(g.fitness == float(k) for k, g in genomes)  # the victim was re-run, nothing lost
+    assert not wait_gone(pids_before)
+
+
+@pytest.mark.parametrize("fn", [fitness_fns.sigkill_always, fitness_fns.segfault_always, fitness_fns.exit_always])
+def test_genome_that_kills_its_worker_twice_gets_failure_fitness(genomes, xor_config, victim, fn):
+    with neatpar.ParallelEvaluator(2, fn, failure_fitness=-5.0, chunksize=10) as ev:
+        ev.evaluate(genomes, xor_config)
+    for key, genome in genomes:
+        assert genome.fitness == (-5.0 if key == victim else float(key))
+
+
+def test_genome_that_kills_its_worker_twice_raises_by_default(genomes, xor_config, victim):
+    ev = neatpar.ParallelEvaluator(2, fitness_fns.sigkill_always)
+    pids = set(ev.pool.pids)
+    with pytest.raises(neatpar.GenomeEvaluationError, match=f"genome {victim}: .*killed its worker 2 times"):
+        ev.evaluate(genomes, xor_config)
+    assert ev.pool is None and not wait_gone(pids)
+
+
+def test_timeout_kills_the_hung_worker_and_continues(genomes, xor_config, victim):
+    with neatpar.ParallelEvaluator(2, fitness_fns.hang, timeout=1.0, failure_fitness=-1.0) as ev:
+        pids = set(ev.pool.pids)
+        started = time.monotonic()
+        ev.evaluate(genomes, xor_config)
+        elapsed = time.monotonic() - started
+        hung = pids - set(ev.pool.pids)
+    assert elapsed < 8
+    assert len(hung) == 1 and not wait_gone(hung, 1.0)
+    assert all(g.fitness == (-1.0 if k == victim else float(k)) for k, g in genomes)
+
+
+def test_timeout_raises_by_default(genomes, xor_config, victim):
+    ev = neatpar.ParallelEvaluator(2, fitness_fns.hang, timeout=0.5)
+    with pytest.raises(neatpar.GenomeEvaluationError, match=f"genome {victim}: .*timeout"):
+        ev.evaluate(genomes, xor_config)
+
+
+def test_exception_in_fitness_raises_with_worker_traceback(genomes, xor_config, victim):
+    with neatpar.ParallelEvaluator(2, fitness_fns.raise_for_victim) as ev:
+        with pytest.raises(neatpar.GenomeEvaluationError) as info:
+            ev.evaluate(genomes, xor_config)
+    message = str(info.value)
+    assert f"genome {victim}" in message and "ValueError: boom" in message and "fitness_fns.py" in message
+
+
+def test_exception_in_fitness_can_get_failure_fitness(genomes, xor_config, victim):
+    with neatpar.ParallelEvaluator(2, fitness_fns.raise_for_victim, failure_fitness=0.0) as ev:
+        ev.evaluate(genomes, xor_config)
+    assert dict(genomes)[victim].fitness == 0.0
+
+
+def test_none_fitness_names_genome_and_likely_cause(genomes, xor_config):
+    with pytest.raises(neatpar.FitnessError, match=r"returned None for genome \d+.*eval_genomes"):
+        with neatpar.ParallelEvaluator(2, fitness_fns.returns_none) as ev:
+            ev.evaluate(genomes, xor_config)
+
+
+def test_population_level_function_passed_by_mistake_is_named(genomes, xor_config):
+    with pytest.raises(neatpar.GenomeEvaluationError, match=r"(?s)genome \d+.*population-level eval_genomes"):
+        with neatpar.ParallelEvaluator(2, fitness_fns.eval_genomes_by_mistake) as ev:
+            ev.evaluate(genomes, xor_config)
+
+
+def test_nan_fitness_is_refused(genomes, xor_config):
+    with pytest.raises(neatpar.FitnessError, match=r"returned nan for genome \d+.*not finite"):
+        neatpar.ParallelEvaluator(0, fitness_fns.returns_nan).evaluate(genomes, xor_config)
+
+
+def test_lambda_and_closure_are_refused_before_any_worker_starts():
+    with pytest.raises(TypeError, match="top level of a module"):
+        neatpar.ParallelEvaluator(2, lambda g, c: 1.0)
+
+    def nested(genome, config):
+        return 1.0
+    with pytest.raises(TypeError, match="top level of a module"):
+        neatpar.ParallelEvaluator(2, nested)
+
+
+def test_initializer_failure_is_a_clear_error_not_a_respawn_loop():
+    started = time.monotonic()
+    with pytest.raises(neatpar.WorkerStartError, match="initializer failed: RuntimeError: initializer refused 42"):
+        neatpar.ParallelEvaluator(2, fitness_fns.trivial, initializer=fitness_fns.failing_initializer, initargs=(42,))
+    assert time.monotonic() - started < 30
+
+
+def test_maxtasksperchild_recycles_workers(genomes, xor_config):
+    with neatpar.ParallelEvaluator(1, fitness_fns.report_pid, maxtasksperchild=10, chunksize=5) as ev:
+        ev.evaluate(genomes, xor_config)
+    assert len({g.fitness for _, g in genomes}) >= len(genomes) // 10
+
+
+def test_close_and_context_manager_leave_no_processes(genomes, xor_config):
+    ev = neatpar.ParallelEvaluator(2, fitness_fns.trivial)
+    pids = set(ev.pool.pids)
+    assert pids <= child_pids()
+    ev.evaluate(genomes, xor_config)
+    ev.close()
+    assert not wait_gone(pids, 0.5)
+    with pytest.raises(ValueError, match="closed"):
+        ev.evaluate(genomes, xor_config)
+
+
+def test_progress_bar_on_request(genomes, xor_config, capsys):
+    with neatpar.ParallelEvaluator(2, fitness_fns.trivial, progress=True) as ev:
+        ev.evaluate(genomes, xor_config)
+    assert f"{len(genomes)}/{len(genomes)}" in capsys.readouterr().err or "genome" in capsys.readouterr().err
+
+
+def test_progress_silent_when_not_a_terminal(genomes, xor_config, capsys):
+    with neatpar.ParallelEvaluator(2, fitness_fns.trivial) as ev:
+        ev.evaluate(genomes, xor_config)
+    assert capsys.readouterr().err == ""
+
+
+def test_bad_arguments_are_one_line_errors():
+    for kwargs, pattern in [({"num_workers": -1}, "num_workers"), ({"timeout": 0}, "timeout"),
+                            ({"failure_fitness": float("nan")}, "failure_fitness"),
+                            ({"chunksize": 0}, "chunksize")]:
+        args = {"num_workers": 1, "eval_function": fitness_fns.trivial, **kwargs}
+        with pytest.raises(ValueError, match=pattern):
+            neatpar.ParallelEvaluator(**args)
