@@ -11,7 +11,6 @@ import hashlib
 import inspect
 import math
 import numbers
-import pickle
 import random
 import sys
 import traceback
@@ -21,7 +20,7 @@ import numpy as np
 
 from .errors import FitnessError, GenomeEvaluationError, RemoteError, TaskTimeout, WorkerDied
 from .pool import AsyncResult, Pool, check_picklable_function
-from .workers import PICKLE_PROTOCOL
+from .serialize import dumps
 
 #: How many times a genome may kill its worker before it counts as failed.
 MAX_WORKER_DEATHS = 2
@@ -146,9 +145,16 @@ class ParallelEvaluator:
             raise
 
     def _evaluate_serial(self, pairs: list, config: Any) -> None:
+        """In this process; the per-genome seeding must not disturb the caller's generators
+        (neat-python's reproduction draws from `random` between generations)."""
         genomes = [g for _, g in pairs]
-        for genome, outcome in zip(genomes, evaluate_chunk(self.eval_function, config, self.seed, genomes)):
-            self._apply(genome, outcome)
+        saved = random.getstate(), np.random.get_state()
+        try:
+            for genome, outcome in zip(genomes, evaluate_chunk(self.eval_function, config, self.seed, genomes)):
+                self._apply(genome, outcome)
+        finally:
+            random.setstate(saved[0])
+            np.random.set_state(saved[1])
 
     def _evaluate_pool(self, pairs: list, config: Any) -> None:
         config_ref = self._share_config(config)
@@ -176,11 +182,12 @@ class ParallelEvaluator:
 
     def _share_config(self, config: Any):
         """Install the config in the workers once, and again only when its pickled bytes change."""
-        digest = hashlib.blake2b(pickle.dumps(config, PICKLE_PROTOCOL), digest_size=16).digest()
+        payload = dumps(config)
+        digest = hashlib.blake2b(payload, digest_size=16).digest()
         if digest != self._config_digest:
             if self._config_ref is not None:
                 self.pool.unshare(self._config_ref)
-            self._config_ref = self.pool.share(config)
+            self._config_ref = self.pool.share(config, pickled=payload)
             self._config_digest = digest
         return self._config_ref
 

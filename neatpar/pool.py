@@ -30,7 +30,8 @@ from .errors import (
     WorkerStartError,
 )
 from .handles import handle_kind
-from .workers import PICKLE_PROTOCOL, SharedRef
+from .serialize import dumps
+from .workers import SharedRef
 
 _START_ADVICE = (
     "spawn re-runs the top level of your main script in every worker: keep live handles "
@@ -169,11 +170,12 @@ class Pool:
         self._dispatch()
         return result
 
-    def share(self, obj: Any) -> SharedRef:
-        """Pickle `obj` once (by value); each worker receives it at most once."""
+    def share(self, obj: Any, *, pickled: bytes | None = None) -> SharedRef:
+        """Pickle `obj` once (by value; or pass its `pickled` bytes); each worker receives it at
+        most once, before its first task that uses the returned reference."""
         self._check_open()
         key = next(self._ids)
-        self._shared[key] = _dumps_checked(obj, "shared object")
+        self._shared[key] = pickled if pickled is not None else _dumps_checked(obj, "shared object")
         return SharedRef(key)
 
     def unshare(self, ref: SharedRef) -> None:
@@ -298,7 +300,7 @@ class Pool:
             raise ValueError("the pool is closed")
 
     def _send(self, w: _Worker, message: tuple | bytes) -> bool:
-        data = message if isinstance(message, bytes) else pickle.dumps(message, PICKLE_PROTOCOL)
+        data = message if isinstance(message, bytes) else dumps(message)
         try:
             w.conn.send_bytes(data)
             return True
@@ -458,7 +460,7 @@ class Pool:
 def _pickle_task(task_id: int, func: Callable, args: tuple, kwds: dict) -> bytes:
     check_picklable_function(func)
     try:
-        return pickle.dumps(("task", task_id, func, args, kwds), PICKLE_PROTOCOL)
+        return dumps(("task", task_id, func, args, kwds))
     except LiveHandleError:
         raise
     except Exception as exc:  # only now look for the live handle that is the likely cause
@@ -482,7 +484,7 @@ def check_picklable_function(func: Callable) -> None:
 def _dumps_checked(obj: Any, what: str) -> bytes:
     """Pickle by value; name the live handle if that is why it cannot be sent."""
     try:
-        return pickle.dumps(obj, PICKLE_PROTOCOL)
+        return dumps(obj)
     except LiveHandleError:
         raise
     except Exception as exc:

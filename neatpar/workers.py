@@ -19,9 +19,8 @@ import types
 from multiprocessing import spawn
 from typing import Any, Callable
 
+from .serialize import dumps
 from .handles import ClearedGlobal, close_quietly, find_live_handles, is_connecting
-
-PICKLE_PROTOCOL = pickle.HIGHEST_PROTOCOL
 
 # ---------------------------------------------------------------- early arming (child side)
 
@@ -86,7 +85,7 @@ def start_process(ctx, child_conn, target: Callable, args: tuple, name: str) -> 
 
 def send(message: tuple) -> None:
     """Send one message to the parent."""
-    _channel.send_bytes(pickle.dumps(message, PICKLE_PROTOCOL))
+    _channel.send_bytes(dumps(message))
 
 
 def _watch_parent() -> None:
@@ -260,7 +259,7 @@ def _serve(max_units: int | None, progress: _Progress) -> None:
 def _send_error(task_id: int, exc: BaseException) -> None:
     tb = traceback.format_exc()
     try:
-        payload = pickle.dumps(exc, PICKLE_PROTOCOL)
+        payload = dumps(exc)
         pickle.loads(payload)
     except Exception:
         payload = None

@@ -12,6 +12,7 @@ import pytest
 
 import fitness_fns
 import neatpar
+import neatpar.serialize
 from conftest import child_pids, load_config, wait_gone
 from neatpar.evaluator import seed_genome
 
@@ -56,21 +57,61 @@ def test_fitness_matches_serial_plain_loop_and_any_worker_count(genomes, xor_con
     assert len(set(expected.values())) == len(expected)  # really stochastic per genome
 
 
-def test_same_seed_same_evolution_with_1_and_2_workers():
-    def run(workers):
+def plain_serial(genomes, config):
+    """The loop a neat-python user writes, seeded per genome as neatpar documents."""
+    for key, genome in genomes:
+        state = random.getstate(), np.random.get_state()
+        seed_genome(21, key)
+        genome.fitness = fitness_fns.stochastic(genome, config)
+        random.setstate(state[0])
+        np.random.set_state(state[1])
+
+
+def test_same_seed_same_evolution_serial_1_and_2_workers():
+    def run(evaluate):
         population = neat.Population(load_config(), seed=21)  # fresh: the config holds innovation state
-        with neatpar.ParallelEvaluator(workers, fitness_fns.stochastic, seed=21) as ev:
-            winner = population.run(ev.evaluate, 4)
-        return winner.key, winner.fitness, sorted(fitnesses(population.population.items()).items())
-    assert run(1) == run(2)
+        best = []
+        population.add_reporter(BestPerGeneration(best))
+        winner = population.run(evaluate, 6)
+        return winner.key, winner.fitness, best
+    serial = run(plain_serial)
+    in_process = run(neatpar.ParallelEvaluator(0, fitness_fns.stochastic, seed=21).evaluate)
+    with neatpar.ParallelEvaluator(1, fitness_fns.stochastic, seed=21) as one:
+        one_worker = run(one.evaluate)
+    with neatpar.ParallelEvaluator(2, fitness_fns.stochastic, seed=21) as two:
+        two_workers = run(two.evaluate)
+    assert serial == in_process == one_worker == two_workers
+
+
+class BestPerGeneration(neat.reporting.BaseReporter):
+    def __init__(self, out):
+        self.out = out
+
+    def post_evaluate(self, config, population, species, best_genome):
+        self.out.append((best_genome.key, best_genome.fitness, len(best_genome.nodes)))
+
+
+def test_sending_the_config_does_not_advance_its_node_counter(xor_config, genomes):
+    """neat-python's DefaultGenomeConfig.__getstate__ consumes a node key each time the config is
+    pickled (the tampering seed, inside neat-python): neatpar must not."""
+    gc = xor_config.genome_config
+    genome = genomes[0][1]
+    genome.mutate_add_node(gc)  # starts the node counter
+    before = neatpar.serialize.dumps(xor_config)
+    next_key = neatpar.serialize._peek_count(gc.node_indexer)
+    with neatpar.ParallelEvaluator(2, fitness_fns.key_fitness) as ev:
+        ev.evaluate(genomes, xor_config)
+        ev.evaluate(genomes, xor_config)
+    assert neatpar.serialize._peek_count(gc.node_indexer) == next_key
+    assert neatpar.serialize.dumps(xor_config) == before
 
 
 def test_sender_objects_unchanged_byte_for_byte(genomes, xor_config):
-    config_before = pickle.dumps(xor_config)
+    config_before = neatpar.serialize.dumps(xor_config)
     genomes_before = [pickle.dumps(g) for _, g in genomes]
     with neatpar.ParallelEvaluator(2, fitness_fns.key_fitness) as ev:
         ev.evaluate(genomes, xor_config)
-    assert pickle.dumps(xor_config) == config_before
+    assert neatpar.serialize.dumps(xor_config) == config_before
     for (key, genome), before in zip(genomes, genomes_before):
         assert genome.fitness == float(key)
         genome.fitness = None  # the one field evaluate() is meant to set

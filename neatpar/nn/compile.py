@@ -1,0 +1,200 @@
+"""Compile neat-python genomes into the flat tables the population kernel evaluates.
+
+The structure of each network is exactly the one neat-python builds: for feed-forward networks
+the nodes `FeedForwardNetwork.create` evaluates (required for an output, reachable in
+topological order, only enabled links, links kept in the genome's connection order), for
+recurrent networks the nodes and links `RecurrentNetwork.create` keeps (note: it decides which
+nodes are required over *all* connections, enabled or not, as neat-python does).
+"""
+from __future__ import annotations
+
+from array import array
+from typing import Any, Iterable, Sequence
+
+import neat.activations
+import neat.aggregations
+import numpy as np
+
+from ..errors import ConfigError
+
+# Codes of the C kernel; the order matches the enums in _kernel.c.
+BUILTIN_ACTIVATIONS = ("sigmoid", "tanh", "sin", "gauss", "relu", "elu", "lelu", "selu", "softplus",
+                       "identity", "clamped", "inv", "log", "exp", "abs", "hat", "square", "cube")
+BUILTIN_AGGREGATIONS = ("sum", "product", "max", "min", "maxabs", "median", "mean")
+CUSTOM_BASE = 64  # codes >= this name a user-registered function (Python path)
+
+
+def _is_builtin(fn, module, name: str) -> bool:
+    suffix = "_activation" if module is neat.activations else "_aggregation"
+    return fn is getattr(module, name + suffix, None)
+
+
+class FunctionTable:
+    """Maps the genome config's function names to kernel codes, keeping custom functions aside."""
+
+    def __init__(self, function_set, builtins: Sequence[str], module, kind: str):
+        self.kind = kind
+        self.codes: dict[str, int] = {}
+        self.custom: list = []  # functions registered by the user, code CUSTOM_BASE + index
+        self._set, self._builtins, self._module = function_set, builtins, module
+
+    def code(self, name: str) -> int:
+        code = self.codes.get(name)
+        if code is None:
+            fn = self._set.functions.get(name)
+            if fn is None:
+                raise ConfigError(f"genome uses {self.kind} function {name!r}, which the config does not define")
+            if name in self._builtins and _is_builtin(fn, self._module, name):
+                code = self._builtins.index(name)
+            else:
+                code = CUSTOM_BASE + len(self.custom)
+                self.custom.append(fn)
+            self.codes[name] = code
+        return code
+
+
+def _links_by_target(genome, enabled_only: bool) -> dict[int, list]:
+    """target node -> [(source, weight), ...] in the genome's connection order."""
+    links: dict[int, list] = {}
+    for key, cg in genome.connections.items():
+        if cg.enabled or not enabled_only:
+            target = key[1]
+            if target in links:
+                links[target].append((key[0], cg.weight))
+            else:
+                links[target] = [(key[0], cg.weight)]
+    return links
+
+
+def _required(inputs: set, outputs: Sequence[int], links: dict) -> set:
+    """neat.graphs.required_for_output: the non-input nodes an output depends on, and the outputs."""
+    required = set(outputs)
+    stack = list(outputs)
+    while stack:
+        for source, _ in links.get(stack.pop(), ()):
+            if source not in required and source not in inputs:
+                required.add(source)
+                stack.append(source)
+    return required
+
+
+def _feed_forward_structure(genome, inputs: set, outputs: Sequence[int]):
+    """Nodes in evaluation order with their links, as FeedForwardNetwork.create keeps them.
+
+    Every source of a required node is an input or itself required, so a required node keeps all
+    its enabled links. Nodes are ordered by Kahn's algorithm; a node on a cycle (possible only in a
+    genome evolved with feed_forward = false) never becomes ready and, as in neat-python, is never
+    evaluated.
+    """
+    links = _links_by_target(genome, enabled_only=True)
+    required = _required(inputs, outputs, links)
+    waiting: dict[int, int] = {}
+    successors: dict[int, list] = {}
+    order = []
+    for n in required:
+        count = 0
+        for source, _ in links.get(n, ()):
+            if source not in inputs:
+                count += 1
+                if source in successors:
+                    successors[source].append(n)
+                else:
+                    successors[source] = [n]
+        if count:
+            waiting[n] = count
+        else:
+            order.append(n)
+    for n in order:  # grows while it is walked: a breadth-first Kahn queue
+        for m in successors.get(n, ()):
+            waiting[m] -= 1
+            if not waiting[m]:
+                order.append(m)
+    return [(n, links.get(n, [])) for n in order]
+
+
+def _recurrent_structure(genome, inputs: set, outputs: Sequence[int]):
+    """Nodes with their links, as RecurrentNetwork.create keeps them (required is decided over
+    all connections, enabled or not, as neat-python does)."""
+    required = _required(inputs, outputs, _links_by_target(genome, enabled_only=False))
+    node_links: dict[int, list] = {}
+    for (i, o), cg in genome.connections.items():
+        if cg.enabled and (o in required or i in required):
+            node_links.setdefault(o, []).append((i, cg.weight))
+    return list(node_links.items())
+
+
+class Tables:
+    """The flat, picklable description of a population of networks (see _kernel.c)."""
+
+    def __init__(self, genomes: Sequence, config: Any, recurrent: bool):
+        gc = config.genome_config
+        self.input_keys = list(gc.input_keys)
+        self.output_keys = list(gc.output_keys)
+        self.num_inputs, self.num_outputs = len(self.input_keys), len(self.output_keys)
+        acts = FunctionTable(gc.activation_defs, BUILTIN_ACTIVATIONS, neat.activations, "activation")
+        aggs = FunctionTable(gc.aggregation_function_defs, BUILTIN_AGGREGATIONS, neat.aggregations, "aggregation")
+        structure = _recurrent_structure if recurrent else _feed_forward_structure
+        input_set = set(self.input_keys)
+
+        genome_start, node_slot, node_act, node_agg = array("q", [0]), array("i"), array("b"), array("b")
+        node_bias, node_resp, link_start = array("d"), array("d"), array("q", [0])
+        link_src, link_w = array("i"), array("d")
+        self.genome_keys, self.node_counts, self.link_counts = [], [], []
+        stride = self.num_inputs + self.num_outputs
+        act_code, agg_code = acts.code, aggs.code
+        fixed_slots = {k: s for s, k in enumerate(self.input_keys + self.output_keys)}
+        add_slot, add_act, add_agg = node_slot.append, node_act.append, node_agg.append
+        add_bias, add_resp, add_start = node_bias.append, node_resp.append, link_start.append
+        add_src, add_w = link_src.append, link_w.append
+        for genome in genomes:
+            nodes = structure(genome, input_set, self.output_keys)
+            slots = dict(fixed_slots)
+            for n, _ in nodes:
+                if n not in slots:
+                    slots[n] = len(slots)
+            gene_of = genome.nodes
+            for n, node_links in nodes:
+                gene = gene_of[n]
+                add_slot(slots[n])
+                add_act(act_code(gene.activation))
+                add_agg(agg_code(gene.aggregation))
+                add_bias(gene.bias)
+                add_resp(gene.response)
+                for i, w in node_links:
+                    slot = slots.get(i)
+                    if slot is None:  # a source that is never evaluated: a constant 0.0 slot
+                        slot = slots[i] = len(slots)
+                    add_src(slot)
+                    add_w(w)
+                add_start(len(link_src))
+            genome_start.append(len(node_slot))
+            stride = max(stride, len(slots))
+            self.genome_keys.append(genome.key)
+            self.node_counts.append(len(nodes))
+            self.link_counts.append(link_start[-1] - link_start[genome_start[-2]])
+
+        self.recurrent = recurrent
+        self.stride = stride
+        self.genome_start = np.frombuffer(genome_start, dtype=np.int64)
+        self.node_slot = np.frombuffer(node_slot, dtype=np.int32)
+        self.node_act = np.frombuffer(node_act, dtype=np.int8)
+        self.node_agg = np.frombuffer(node_agg, dtype=np.int8)
+        self.node_bias = np.frombuffer(node_bias, dtype=np.float64)
+        self.node_resp = np.frombuffer(node_resp, dtype=np.float64)
+        self.link_start = np.frombuffer(link_start, dtype=np.int64)
+        self.link_src = np.frombuffer(link_src, dtype=np.int32)
+        self.link_w = np.frombuffer(link_w, dtype=np.float64)
+        self.max_fan_in = int(np.diff(self.link_start).max()) if len(node_slot) else 0
+        self.custom_activations = acts.custom
+        self.custom_aggregations = aggs.custom
+        self.uses_custom = bool(acts.custom or aggs.custom)
+
+    @property
+    def num_genomes(self) -> int:
+        return len(self.genome_start) - 1
+
+
+def genome_list(genomes: Iterable) -> list:
+    """Accept genome objects or neat-python's (key, genome) pairs."""
+    items = list(genomes.values()) if isinstance(genomes, dict) else list(genomes)
+    return [g[1] if isinstance(g, tuple) and len(g) == 2 else g for g in items]

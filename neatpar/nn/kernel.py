@@ -1,0 +1,167 @@
+"""FeedForwardPopulation and RecurrentPopulation: a whole population of NEAT networks evaluated
+in one call, with outputs equal to neat-python's own networks.
+
+Rows are agents; `genome_index[r]` says which genome drives row r (several rows may share one).
+Networks that use only neat-python's built-in functions run in the C kernel (_kernel.c); a
+population with a function registered by the user on the genome config runs the same algorithm
+in Python, calling that function (correct, much slower).
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import neat.activations
+import neat.aggregations
+import numpy as np
+
+from . import _kernel
+from .compile import BUILTIN_ACTIVATIONS, BUILTIN_AGGREGATIONS, CUSTOM_BASE, Tables, genome_list
+
+_BUILTIN_ACT_FNS = [getattr(neat.activations, f"{n}_activation") for n in BUILTIN_ACTIVATIONS]
+_BUILTIN_AGG_FNS = [getattr(neat.aggregations, f"{n}_aggregation") for n in BUILTIN_AGGREGATIONS]
+
+
+class _Population:
+    """What both kinds share: the compiled tables, input checks and the call into the kernel."""
+
+    recurrent = False
+
+    def __init__(self, tables: Tables):
+        self.tables = tables
+
+    @classmethod
+    def create(cls, genomes: Iterable, config: Any):
+        """Compile `genomes` (genome objects or (key, genome) pairs) for `config`."""
+        genomes = genome_list(genomes)
+        if not genomes:
+            raise ValueError("cannot create a population of no genomes")
+        return cls(Tables(genomes, config, cls.recurrent))
+
+    @property
+    def num_inputs(self) -> int:
+        return self.tables.num_inputs
+
+    @property
+    def num_outputs(self) -> int:
+        return self.tables.num_outputs
+
+    def __len__(self) -> int:
+        return self.tables.num_genomes
+
+    @property
+    def genome_keys(self) -> list:
+        return list(self.tables.genome_keys)
+
+    def _check(self, inputs, genome_index) -> tuple[np.ndarray, np.ndarray]:
+        x = np.asarray(inputs, dtype=np.float64)
+        if x.ndim != 2 or x.shape[1] != self.num_inputs:
+            raise ValueError(f"inputs must be an (agents, {self.num_inputs}) array; got shape {x.shape}")
+        if np.isnan(x).any():
+            row, col = map(int, np.argwhere(np.isnan(x))[0])
+            raise ValueError(f"inputs hold NaN (first at row {row}, input {col}); the networks need numbers")
+        rows = x.shape[0]
+        if genome_index is None:
+            if rows > len(self):
+                raise ValueError(f"{rows} input rows but {len(self)} genomes: pass genome_index to say "
+                                 f"which genome drives each row")
+            index = np.arange(rows, dtype=np.int64)
+        else:
+            index = np.asarray(genome_index)
+            if index.shape != (rows,) or not np.issubdtype(index.dtype, np.integer):
+                raise ValueError(f"genome_index must be an int array of shape ({rows},); got "
+                                 f"{index.dtype} {index.shape}")
+            bad = (index < 0) | (index >= len(self))
+            if bad.any():
+                raise IndexError(f"genome_index[{int(np.argmax(bad))}] = {int(index[bad][0])} is out of "
+                                 f"range for a population of {len(self)} genomes")
+            index = np.ascontiguousarray(index, dtype=np.int64)
+        return x, index
+
+    def _run(self, index: np.ndarray, read: np.ndarray, write: np.ndarray) -> None:
+        t = self.tables
+        if t.uses_custom:
+            _run_python(t, index, read, write)
+            return
+        _kernel.run(t.genome_start, t.node_slot, t.node_act, t.node_agg, t.node_bias, t.node_resp,
+                    t.link_start, t.link_src, t.link_w, index, read, write, t.stride, t.max_fan_in)
+
+    def _outputs(self, values: np.ndarray) -> np.ndarray:
+        n_in = self.num_inputs
+        return values[:, n_in:n_in + self.num_outputs].copy()
+
+
+class FeedForwardPopulation(_Population):
+    """neat.nn.FeedForwardNetwork for a whole population at once."""
+
+    def activate(self, inputs, genome_index=None) -> np.ndarray:
+        """(agents, num_inputs) inputs -> (agents, num_outputs) float64 outputs."""
+        x, index = self._check(inputs, genome_index)
+        values = np.zeros((x.shape[0], self.tables.stride))
+        values[:, :self.num_inputs] = x
+        self._run(index, values, values)
+        return self._outputs(values)
+
+
+class RecurrentPopulation(_Population):
+    """neat.nn.RecurrentNetwork for a whole population, with one hidden state per row.
+
+    A row's state is cleared by `reset(rows)`, and automatically when the genome driving the row
+    changes or when the number of rows changes.
+    """
+
+    recurrent = True
+
+    def __init__(self, tables: Tables):
+        super().__init__(tables)
+        self._state: np.ndarray | None = None  # (2, rows, stride): neat-python's two value buffers
+        self._active = 0
+        self._index: np.ndarray | None = None
+
+    def reset(self, rows=None) -> None:
+        """Clear the state of `rows` (an index array or mask), or of every row."""
+        if self._state is None:
+            return
+        if rows is None:
+            self._state[:] = 0.0
+        else:
+            self._state[:, rows] = 0.0
+
+    def activate(self, inputs, genome_index=None) -> np.ndarray:
+        """One step of every row's network; returns (agents, num_outputs) float64 outputs."""
+        x, index = self._check(inputs, genome_index)
+        rows = x.shape[0]
+        if self._state is None or self._state.shape[1] != rows:
+            self._state = np.zeros((2, rows, self.tables.stride))
+        elif self._index is not None:
+            self.reset(np.flatnonzero(self._index != index))
+        self._index = index
+        read, write = self._state[self._active], self._state[1 - self._active]
+        self._active = 1 - self._active
+        read[:, :self.num_inputs] = x
+        write[:, :self.num_inputs] = x
+        self._run(index, read, write)
+        return self._outputs(write)
+
+    def __getstate__(self) -> dict:
+        return {"tables": self.tables}  # state belongs to the rows of the process that runs them
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["tables"])
+
+
+def _function(code: int, builtins: list, custom: list):
+    return builtins[code] if code < CUSTOM_BASE else custom[code - CUSTOM_BASE]
+
+
+def _run_python(t: Tables, index: np.ndarray, read: np.ndarray, write: np.ndarray) -> None:
+    """The kernel's loop in Python, for populations that use user-registered functions."""
+    acts = [_function(int(c), _BUILTIN_ACT_FNS, t.custom_activations) for c in t.node_act]
+    aggs = [_function(int(c), _BUILTIN_AGG_FNS, t.custom_aggregations) for c in t.node_agg]
+    src, w, starts = t.link_src.tolist(), t.link_w.tolist(), t.link_start.tolist()
+    for r, g in enumerate(index.tolist()):
+        old, new = read[r].tolist(), write[r]
+        if read is write:
+            old = new  # feed-forward: later nodes read values written in this call
+        for n in range(t.genome_start[g], t.genome_start[g + 1]):
+            x = [float(old[src[k]]) * w[k] for k in range(starts[n], starts[n + 1])]
+            new[t.node_slot[n]] = acts[n](t.node_bias[n] + t.node_resp[n] * aggs[n](x))

@@ -1,0 +1,293 @@
+"""The population kernel (neatpar.nn) against neat-python's own networks."""
+import math
+import pickle
+import random
+
+import neat
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from neat.genes import DefaultConnectionGene, DefaultNodeGene
+
+from neat_configs import ALL_ACTIVATIONS, ALL_AGGREGATIONS, make_config
+from neatpar.nn import FeedForwardPopulation, RecurrentPopulation
+
+BASIC = dict(activation_options="sigmoid tanh relu", activation_mutate_rate=0.3)
+MIXED = dict(activation_options=ALL_ACTIVATIONS, aggregation_options=ALL_AGGREGATIONS,
+             activation_mutate_rate=0.4, aggregation_mutate_rate=0.4)
+
+
+@pytest.fixture(scope="module")
+def configs(tmp_path_factory):
+    """Config variants, built once: (functions, feed_forward, start) -> neat.Config."""
+    folder = tmp_path_factory.mktemp("configs")
+    made = {}
+
+    def get(functions, feed_forward, start):
+        key = (functions, feed_forward, start)
+        if key not in made:
+            options = dict(BASIC if functions == "basic" else MIXED)
+            options.update(feed_forward=str(feed_forward).lower(), response_mutate_rate=0.3,
+                           response_init_stdev=0.3)
+            if start == "unconnected":
+                options.update(initial_connection="unconnected", num_hidden=2)
+            elif start == "partial":
+                options.update(initial_connection="partial_direct 0.5", num_hidden=1)
+            made[key] = make_config(folder, f"{len(made)}.cfg", **options)
+        return made[key]
+    return get
+
+
+def evolved_genomes(config, seed, rounds):
+    """A population built and mutated with neat-python's own operators."""
+    population = neat.Population(config, seed=seed)
+    genomes = list(population.population.values())
+    for genome in genomes:
+        for _ in range(rounds):
+            genome.mutate(config.genome_config)
+    return genomes
+
+
+def ff_reference(genomes, config, x, index):
+    nets = [neat.nn.FeedForwardNetwork.create(g, config) for g in genomes]
+    return np.array([nets[g].activate(list(row)) for g, row in zip(index, x)])
+
+
+def recurrent_reference(genomes, config, steps, index):
+    nets = [neat.nn.RecurrentNetwork.create(genomes[g], config) for g in index]  # one per row
+    return [np.array([net.activate(list(row)) for net, row in zip(nets, x)]) for x in steps]
+
+
+def assert_parity(out, ref, rel):
+    assert out.shape == ref.shape
+    finite = np.isfinite(ref)
+    assert np.array_equal(np.isfinite(out), finite)
+    assert np.array_equal(out[~finite], ref[~finite], equal_nan=True)
+    err = np.abs(out[finite] - ref[finite]) / np.maximum(1.0, np.abs(ref[finite]))
+    assert err.size == 0 or err.max() <= rel, f"max relative error {err.max():.3g} > {rel:g}"
+
+
+def inputs_for(rng, rows, width, scale):
+    return rng.normal(scale=scale, size=(rows, width))
+
+
+parity_settings = settings(max_examples=40, deadline=None,
+                           suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+@parity_settings
+@given(seed=st.integers(0, 10_000), functions=st.sampled_from(["basic", "mixed"]),
+       feed_forward=st.booleans(), start=st.sampled_from(["full", "partial", "unconnected"]),
+       rounds=st.integers(0, 30), scale=st.sampled_from([0.5, 3.0, 1e3]), shared=st.booleans())
+def test_feed_forward_matches_neat_python(configs, seed, functions, feed_forward, start, rounds, scale, shared):
+    config = configs(functions, feed_forward, start)
+    genomes = evolved_genomes(config, seed, rounds)
+    rng = np.random.default_rng(seed)
+    rows = 2 * len(genomes) if shared else len(genomes)
+    index = rng.integers(0, len(genomes), rows) if shared else np.arange(rows)
+    x = inputs_for(rng, rows, config.genome_config.num_inputs, scale)
+    try:
+        ref = ff_reference(genomes, config, x, index)
+    except OverflowError:  # neat-python raises where float ** n overflows; nothing to compare
+        assume(False)
+    out = FeedForwardPopulation.create(genomes, config).activate(x, index if shared else None)
+    assert_parity(out, ref, 1e-12 if functions == "basic" else 1e-9)
+    if functions == "basic":
+        assert np.array_equal(out, ref)  # same libm calls in the same order: bit-identical
+
+
+@parity_settings
+@given(seed=st.integers(0, 10_000), functions=st.sampled_from(["basic", "mixed"]),
+       start=st.sampled_from(["full", "partial", "unconnected"]), rounds=st.integers(0, 30),
+       scale=st.sampled_from([0.5, 3.0]), steps=st.integers(1, 6))
+def test_recurrent_matches_neat_python_over_sequences(configs, seed, functions, start, rounds, scale, steps):
+    config = configs(functions, False, start)
+    genomes = evolved_genomes(config, seed, rounds)
+    rng = np.random.default_rng(seed)
+    index = rng.integers(0, len(genomes), len(genomes) + 5)
+    sequence = [inputs_for(rng, len(index), config.genome_config.num_inputs, scale) for _ in range(steps)]
+    try:
+        refs = recurrent_reference(genomes, config, sequence, index)
+    except OverflowError:
+        assume(False)
+    population = RecurrentPopulation.create(genomes, config)
+    for x, ref in zip(sequence, refs):
+        assert_parity(population.activate(x, index), ref, 1e-12 if functions == "basic" else 1e-9)
+
+
+# ---------------------------------------------------------------- hand-made edge cases
+
+def hand_genome(config, key, nodes, links):
+    """nodes: {key: (activation, aggregation, bias, response)}; links: [(i, o, weight, enabled)]."""
+    genome = config.genome_type(key)
+    for n, (act, agg, bias, response) in nodes.items():
+        gene = DefaultNodeGene(n)
+        gene.activation, gene.aggregation, gene.bias, gene.response = act, agg, bias, response
+        gene.time_constant = 1.0
+        genome.nodes[n] = gene
+    for innovation, (i, o, weight, enabled) in enumerate(links):
+        gene = DefaultConnectionGene((i, o), innovation=innovation + 1)
+        gene.weight, gene.enabled = weight, enabled
+        genome.connections[(i, o)] = gene
+    return genome
+
+
+@pytest.fixture(scope="module")
+def edge_config(tmp_path_factory):
+    return make_config(tmp_path_factory.mktemp("edge"), num_inputs=3, num_outputs=2,
+                       activation_options=ALL_ACTIVATIONS, aggregation_options=ALL_AGGREGATIONS)
+
+
+EDGE_INPUTS = np.array([[0.0, 0.0, 0.0], [1.0, -2.0, 0.5], [-1e6, 1e6, 3.0], [1e-300, -1e-300, 0.0],
+                        [-0.0, 0.0, -0.0], [40.0, -40.0, 1e-8], [0.2, 0.2, 0.2]])
+
+
+@pytest.mark.parametrize("activation", ALL_ACTIVATIONS.split())
+@pytest.mark.parametrize("aggregation", ALL_AGGREGATIONS.split())
+def test_every_function_pair_exactly(edge_config, activation, aggregation):
+    genome = hand_genome(edge_config, 1, {
+        0: (activation, aggregation, 0.3, -1.7),
+        1: (activation, aggregation, 0.0, 1.0),      # fed only by a hidden node
+        5: (activation, aggregation, -0.5, 0.9),     # hidden, four inputs (median: even count)
+        6: (activation, aggregation, 1.0, 1.0),      # no input reaches it: a bias neuron
+    }, [(-1, 0, 1.5, True), (-2, 0, -0.7, True), (-3, 0, 2.0, False), (-1, 5, 0.3, True),
+        (-2, 5, -1.1, True), (-3, 5, 0.8, True), (6, 5, 0.4, True), (5, 1, 2.5, True),
+        (6, 0, 0.1, True)])
+    try:
+        ref = ff_reference([genome], edge_config, EDGE_INPUTS, [0] * len(EDGE_INPUTS))
+    except OverflowError:
+        pytest.skip("neat-python itself overflows on these inputs")
+    out = FeedForwardPopulation.create([genome], edge_config).activate(EDGE_INPUTS, np.zeros(7, dtype=int))
+    assert np.array_equal(out, ref, equal_nan=True)
+
+
+def test_empty_aggregation_rules_and_unreached_outputs(edge_config):
+    # Output 0 has only a disabled link (a bias neuron: act(bias + response * agg([]))); output 1
+    # is fed by a node on a cycle, which neat-python's feed-forward network never evaluates (0.0).
+    results = {}
+    for aggregation in ALL_AGGREGATIONS.split():
+        genome = hand_genome(edge_config, 1, {
+            0: ("identity", aggregation, 0.25, 2.0), 1: ("identity", "sum", 0.0, 1.0),
+            7: ("identity", "sum", 0.0, 1.0), 8: ("identity", "sum", 0.0, 1.0),
+        }, [(-1, 0, 1.0, False), (7, 8, 1.0, True), (8, 7, 1.0, True), (8, 1, 1.0, True)])
+        out = FeedForwardPopulation.create([genome], edge_config).activate([[1.0, 2.0, 3.0]])
+        assert np.array_equal(out, ff_reference([genome], edge_config, [[1.0, 2.0, 3.0]], [0]))
+        results[aggregation] = out[0, 0]
+        assert out[0, 1] == 0.0
+    assert results["product"] == 0.25 + 2.0 and results["sum"] == 0.25 and results["max"] == 0.25
+
+
+def test_inv_zero_and_log_floor(edge_config):
+    genome = hand_genome(edge_config, 1, {0: ("inv", "sum", 0.0, 1.0), 1: ("log", "sum", 0.0, 1.0)},
+                         [(-1, 0, 1.0, True), (-1, 1, 1.0, True)])
+    out = FeedForwardPopulation.create([genome], edge_config).activate([[0.0, 0, 0], [-0.0, 0, 0], [-5.0, 0, 0]],
+                                                                        np.zeros(3, dtype=int))
+    assert out[0, 0] == 0.0 and out[1, 0] == 0.0 and out[2, 0] == -0.2
+    assert out[0, 1] == math.log(1e-7) and out[2, 1] == math.log(1e-7)
+
+
+def test_custom_functions_registered_on_the_config_take_the_python_path(tmp_path):
+    config = make_config(tmp_path, activation_options="sigmoid twice", aggregation_options="sum first",
+                         activation_mutate_rate=0.5, aggregation_mutate_rate=0.5)
+    config.genome_config.add_activation("twice", twice)
+    config.genome_config.add_aggregation("first", first)
+    genomes = evolved_genomes(config, 4, 10)
+    for g in genomes:  # make sure both custom functions are in use
+        next(iter(g.nodes.values())).activation = "twice"
+        next(iter(g.nodes.values())).aggregation = "first"
+    population = FeedForwardPopulation.create(genomes, config)
+    assert population.tables.uses_custom
+    x = np.random.default_rng(0).normal(size=(len(genomes), 3))
+    assert np.array_equal(population.activate(x), ff_reference(genomes, config, x, range(len(genomes))))
+    assert pickle.loads(pickle.dumps(population)).activate(x).tolist() == population.activate(x).tolist()
+
+
+def twice(z):
+    return 2.0 * z
+
+
+def first(values):
+    return values[0] if values else 0.0
+
+
+def test_a_builtin_name_redefined_by_the_user_is_not_taken_for_the_builtin(tmp_path):
+    config = make_config(tmp_path)
+    config.genome_config.add_activation("sigmoid", twice)
+    genomes = evolved_genomes(config, 1, 3)
+    population = FeedForwardPopulation.create(genomes, config)
+    x = np.ones((len(genomes), 3))
+    assert population.tables.uses_custom
+    assert np.array_equal(population.activate(x), ff_reference(genomes, config, x, range(len(genomes))))
+
+
+# ---------------------------------------------------------------- API behaviour
+
+@pytest.fixture
+def small(tmp_path):
+    config = make_config(tmp_path, feed_forward="false")
+    return config, evolved_genomes(config, 2, 15)
+
+
+def test_accepts_key_genome_pairs(small):
+    config, genomes = small
+    pairs = [(g.key, g) for g in genomes]
+    x = np.ones((len(genomes), 3))
+    assert np.array_equal(FeedForwardPopulation.create(pairs, config).activate(x),
+                          FeedForwardPopulation.create(genomes, config).activate(x))
+    assert FeedForwardPopulation.create(pairs, config).genome_keys == [g.key for g in genomes]
+
+
+def test_bad_inputs_are_clear_errors(small):
+    config, genomes = small
+    population = FeedForwardPopulation.create(genomes, config)
+    with pytest.raises(ValueError, match=r"\(agents, 3\) array; got shape \(20, 2\)"):
+        population.activate(np.ones((20, 2)))
+    x = np.ones((20, 3))
+    x[4, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN .*row 4, input 1"):
+        population.activate(x)
+    with pytest.raises(IndexError, match=r"genome_index\[3\] = 20 is out of range for a population of 20"):
+        population.activate(np.ones((4, 3)), np.array([0, 1, 2, 20]))
+    with pytest.raises(ValueError, match="pass genome_index"):
+        population.activate(np.ones((21, 3)))
+    with pytest.raises(ValueError, match="int array"):
+        population.activate(np.ones((2, 3)), np.array([0.0, 1.0]))
+
+
+def test_pickles_cheaply_as_plain_arrays(small):
+    config, genomes = small
+    for cls in (FeedForwardPopulation, RecurrentPopulation):
+        population = cls.create(genomes, config)
+        data = pickle.dumps(population)
+        assert b"neat.genome" not in data and b"neat.activations" not in data
+        assert len(data) < 64 * len(genomes) * (1 + max(population.tables.link_counts))
+        x = np.random.default_rng(1).normal(size=(len(genomes), 3))
+        assert np.array_equal(pickle.loads(data).activate(x), cls.create(genomes, config).activate(x))
+
+
+def test_recurrent_reset_clears_only_the_given_rows(small):
+    config, genomes = small
+    population = RecurrentPopulation.create(genomes, config)
+    index = np.arange(len(genomes))
+    x = np.random.default_rng(3).normal(size=(len(genomes), 3))
+    first_step = population.activate(x, index)
+    population.activate(x, index)
+    population.reset([0, 5])
+    third = population.activate(x, index)
+    assert np.array_equal(third[[0, 5]], first_step[[0, 5]])
+    fresh = RecurrentPopulation.create(genomes, config)
+    for _ in range(3):
+        expected = fresh.activate(x, index)
+    assert np.array_equal(third[1:5], expected[1:5])
+
+
+def test_recurrent_row_given_a_new_genome_starts_from_a_clean_state(small):
+    config, genomes = small
+    population = RecurrentPopulation.create(genomes, config)
+    x = np.random.default_rng(4).normal(size=(2, 3))
+    for _ in range(3):
+        population.activate(x, np.array([0, 1]))
+    swapped = population.activate(x, np.array([0, 7]))
+    clean = RecurrentPopulation.create(genomes, config).activate(x, np.array([0, 7]))
+    assert np.array_equal(swapped[1], clean[1])
