@@ -11,10 +11,12 @@ EXTRAS ?= test,plot
 
 venv: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py neatpar/nn/_kernel.c neatpar-fastwire.pth
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "neatpar needs Python 3.11; run make PYTHON=/path/to/python3.11")'
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[$(EXTRAS)]'
+	@# An editable install does not place the package's .pth file; a wheel install does.
+	@cp neatpar-fastwire.pth "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/"
 	@touch $@
 
 demo: $(STAMP)

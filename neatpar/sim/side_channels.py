@@ -1,0 +1,66 @@
+"""Side channels as the game side of ML-Agents speaks them: [16-byte UUID (bytes_le), int32
+length, payload] records, payloads read and written with mlagents-envs' own message classes."""
+from __future__ import annotations
+
+import struct
+import uuid
+from typing import Iterator
+
+from mlagents_envs.side_channel.incoming_message import IncomingMessage
+from mlagents_envs.side_channel.outgoing_message import OutgoingMessage
+
+ENGINE_CONFIGURATION = uuid.UUID("e951342c-4f7e-11ea-b238-784f4387d1f7")
+ENVIRONMENT_PARAMETERS = uuid.UUID("534c891e-810f-11ea-a9d0-822485860400")
+TRAINING_ANALYTICS = uuid.UUID("b664a4a9-d86f-5a5f-95cb-e8353a7e8356")
+STATS = uuid.UUID("a1d8f7b7-cec8-50f9-b78b-d3e165a78520")
+
+# EngineConfigurationChannel.ConfigurationType
+_ENGINE_FIELDS = {0: ("screen_resolution", "ii"), 1: ("quality_level", "i"), 2: ("time_scale", "f"),
+                  3: ("target_frame_rate", "i"), 4: ("capture_frame_rate", "i")}
+STATS_AVERAGE = 0  # StatsAggregationMethod.AVERAGE
+
+
+def split(data: bytes) -> Iterator[tuple[uuid.UUID, bytes]]:
+    """The (channel id, payload) records of a side-channel blob."""
+    offset = 0
+    while offset < len(data):
+        if offset + 20 > len(data):
+            raise ValueError(f"truncated side-channel record at byte {offset}")
+        channel = uuid.UUID(bytes_le=data[offset:offset + 16])
+        (length,) = struct.unpack_from("<i", data, offset + 16)
+        offset += 20
+        if length < 0 or offset + length > len(data):
+            raise ValueError(f"side-channel record of {length} bytes overruns the message")
+        yield channel, data[offset:offset + length]
+        offset += length
+
+
+def record(channel: uuid.UUID, payload: bytes) -> bytes:
+    return channel.bytes_le + struct.pack("<i", len(payload)) + payload
+
+
+def read_engine_configuration(payload: bytes) -> dict:
+    """One EngineConfiguration message: {"time_scale": 20.0} and the like."""
+    (kind,) = struct.unpack_from("<i", payload, 0)
+    if kind not in _ENGINE_FIELDS:
+        raise ValueError(f"unknown engine configuration type {kind}")
+    name, fmt = _ENGINE_FIELDS[kind]
+    values = struct.unpack_from("<" + fmt, payload, 4)
+    return {name: values if len(values) > 1 else values[0]}
+
+
+def read_environment_parameter(payload: bytes) -> tuple[str, float | None]:
+    """One EnvironmentParameters message: (key, float value); samplers give (key, None)."""
+    message = IncomingMessage(payload)
+    key = message.read_string()
+    kind = message.read_int32()
+    return key, (message.read_float32() if kind == 0 else None)
+
+
+def stat(key: str, value: float) -> bytes:
+    """A Stats record, as Unity's StatsRecorder.Add(key, value, Average) sends it."""
+    message = OutgoingMessage()
+    message.write_string(key)
+    message.write_float32(value)
+    message.write_int32(STATS_AVERAGE)
+    return record(STATS, bytes(message.buffer))

@@ -1,0 +1,224 @@
+"""The simulator's tasks: small, honest, numpy-vectorized dynamics behind ML-Agents behaviors.
+
+A task owns the state of all its agents. The player (player.py) asks it for observations,
+masks and group ids, hands it the actions Python sent, and restarts the agents whose episodes
+ended. Every random draw comes from the generator the player seeds with Python's seed.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Behavior:
+    name: str
+    observations: int
+    continuous: int = 0
+    branches: tuple[int, ...] = ()
+
+
+@dataclass
+class StepResult:
+    """Per agent of one behavior, after a step."""
+    reward: np.ndarray        # float32
+    group_reward: np.ndarray  # float32
+    done: np.ndarray          # bool: the episode ended this step
+    interrupted: np.ndarray   # bool: ended by the step limit, not by the task
+
+
+class OptionError(ValueError):
+    """A task option with a bad value."""
+
+
+def positive_int(options: dict, key: str, default: int, limit: int) -> int:
+    value = options.get(key, default)
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= limit:
+        raise OptionError(f"{key} must be an integer from 1 to {limit}, got {value!r}")
+    return value
+
+
+class Ball3D:
+    """A 3DBall-like balance task: each agent tilts a platform to keep a ball on it.
+
+    Observations (8): platform tilt about z and x, ball position relative to the platform centre
+    (x, y, z) and ball velocity (x, y, z). Actions (2, continuous, clipped to [-1, 1]): change
+    of tilt about z and x. Reward +0.1 per step while the ball stays on; -1 and the end of the
+    episode when it falls off; episodes are interrupted at max_steps.
+    """
+
+    HALF_SIZE = 2.5      # platform half-width
+    MAX_TILT = 0.45      # radians
+    TILT_RATE = 0.04     # radians per step at action 1
+    DT = 0.04            # seconds per step
+    GRAVITY = 9.81
+    DAMPING = 0.995
+
+    OPTIONS = ("agents", "max_steps")
+
+    def __init__(self, options: dict, rng: np.random.Generator):
+        self.n = positive_int(options, "agents", 12, 4096)
+        self.max_steps = positive_int(options, "max_steps", 1000, 10**7)
+        self.behaviors = (Behavior("Ball3D?team=0", 8, continuous=2),)
+        self.rng = rng
+        self.tilt = np.zeros((self.n, 2))     # about z, about x
+        self.pos = np.zeros((self.n, 2))      # ball x, z on the platform
+        self.vel = np.zeros((self.n, 2))
+        self.steps = np.zeros(self.n, dtype=np.int64)
+        self.restart(np.arange(self.n))
+
+    def agent_ids(self, behavior: str) -> np.ndarray:
+        return np.arange(self.n, dtype=np.int32)
+
+    def restart(self, rows: np.ndarray) -> None:
+        k = len(rows)
+        self.tilt[rows] = self.rng.uniform(-0.15, 0.15, (k, 2))
+        self.pos[rows] = self.rng.uniform(-1.2, 1.2, (k, 2))
+        self.vel[rows] = 0.0
+        self.steps[rows] = 0
+
+    def restart_done(self, results: dict) -> None:
+        self.restart(np.flatnonzero(results[self.behaviors[0].name].done))
+
+    def observe(self, behavior: str) -> np.ndarray:
+        height = -self.pos[:, 0] * np.sin(self.tilt[:, 0]) + self.pos[:, 1] * np.sin(self.tilt[:, 1])
+        climb = -self.vel[:, 0] * np.sin(self.tilt[:, 0]) + self.vel[:, 1] * np.sin(self.tilt[:, 1])
+        return np.column_stack([self.tilt[:, 0], self.tilt[:, 1], self.pos[:, 0], height, self.pos[:, 1],
+                                self.vel[:, 0], climb, self.vel[:, 1]]).astype(np.float32)
+
+    def masks(self, behavior: str):
+        return None
+
+    def group_ids(self, behavior: str) -> np.ndarray:
+        return np.zeros(self.n, dtype=np.int32)
+
+    def step(self, actions: dict) -> dict[str, StepResult]:
+        continuous, _ = actions[self.behaviors[0].name]
+        push = np.clip(continuous.astype(np.float64), -1.0, 1.0)
+        self.tilt = np.clip(self.tilt + self.TILT_RATE * push, -self.MAX_TILT, self.MAX_TILT)
+        accel = self.GRAVITY * np.column_stack([-np.sin(self.tilt[:, 0]), np.sin(self.tilt[:, 1])])
+        self.vel = (self.vel + accel * self.DT) * self.DAMPING
+        self.pos = self.pos + self.vel * self.DT
+        self.steps += 1
+        dropped = (np.abs(self.pos) > self.HALF_SIZE).any(axis=1)
+        interrupted = ~dropped & (self.steps >= self.max_steps)
+        reward = np.where(dropped, -1.0, 0.1).astype(np.float32)
+        return {self.behaviors[0].name: StepResult(reward, np.zeros(self.n, np.float32),
+                                                   dropped | interrupted, interrupted)}
+
+
+class TwoTeams:
+    """Blue versus Purple on a small grid, one agent per team in each of `areas` arenas.
+
+    Blue attacks towards +x, Purple towards -x; each team observes the field in its own frame
+    (its attack direction is +x), so one genome can play either side. Observations (8): own
+    position, ball position, opponent position (normalized), whether the ball is within reach,
+    the fraction of the episode left. Actions: two discrete branches, move (stay, forward, back,
+    up, down) and kick (no, yes); masks forbid moves off the field and kicks out of reach. A kick
+    sends the ball three cells forward; the ball over the opponent's goal line wins: group
+    reward +1 for the winners and -1 for the losers. Each agent also gets -1/max_steps per step.
+    """
+
+    WIDTH, HEIGHT = 11, 5
+    KICK = 3
+    MOVES = np.array([[0, 0], [1, 0], [-1, 0], [0, 1], [0, -1]])  # in the agent's own frame
+
+    OPTIONS = ("areas", "max_steps")
+
+    def __init__(self, options: dict, rng: np.random.Generator):
+        self.areas = positive_int(options, "areas", 4, 2048)
+        self.max_steps = positive_int(options, "max_steps", 200, 10**7)
+        self.behaviors = (Behavior("Blue?team=0", 8, branches=(5, 2)),
+                          Behavior("Purple?team=1", 8, branches=(5, 2)))
+        self.rng = rng
+        self.players = np.zeros((2, self.areas, 2), dtype=np.int64)  # team, area, (x, y)
+        self.ball = np.zeros((self.areas, 2), dtype=np.int64)
+        self.steps = np.zeros(self.areas, dtype=np.int64)
+        self.restart(np.arange(self.areas))
+
+    def _team(self, behavior: str) -> int:
+        return 0 if behavior.startswith("Blue") else 1
+
+    def agent_ids(self, behavior: str) -> np.ndarray:
+        return (2 * np.arange(self.areas) + self._team(behavior)).astype(np.int32)
+
+    def group_ids(self, behavior: str) -> np.ndarray:
+        return (2 * np.arange(self.areas) + self._team(behavior) + 1).astype(np.int32)
+
+    def restart(self, areas: np.ndarray) -> None:
+        k = len(areas)
+        mid = self.HEIGHT // 2
+        self.players[0, areas] = np.column_stack([np.full(k, 2), self.rng.integers(0, self.HEIGHT, k)])
+        self.players[1, areas] = np.column_stack([np.full(k, self.WIDTH - 3), self.rng.integers(0, self.HEIGHT, k)])
+        self.ball[areas] = np.column_stack([np.full(k, self.WIDTH // 2), mid + self.rng.integers(-1, 2, k)])
+        self.steps[areas] = 0
+
+    def restart_done(self, results: dict) -> None:
+        self.restart(np.flatnonzero(results[self.behaviors[0].name].done))  # both teams end together
+
+    def _own_frame_x(self, team: int, x: np.ndarray) -> np.ndarray:
+        return x if team == 0 else self.WIDTH - 1 - x
+
+    def _in_reach(self, team: int) -> np.ndarray:
+        return (np.abs(self.players[team] - self.ball) <= 1).all(axis=1)
+
+    def observe(self, behavior: str) -> np.ndarray:
+        team = self._team(behavior)
+        me, them = self.players[team], self.players[1 - team]
+        sx, sy = self.WIDTH - 1, self.HEIGHT - 1
+        return np.column_stack([
+            self._own_frame_x(team, me[:, 0]) / sx, me[:, 1] / sy,
+            self._own_frame_x(team, self.ball[:, 0]) / sx, self.ball[:, 1] / sy,
+            self._own_frame_x(team, them[:, 0]) / sx, them[:, 1] / sy,
+            self._in_reach(team), 1.0 - self.steps / self.max_steps,
+        ]).astype(np.float32)
+
+    def masks(self, behavior: str) -> np.ndarray:
+        """(areas, 7) bool, True = forbidden: moves off the field, kicks out of reach."""
+        team = self._team(behavior)
+        direction = 1 if team == 0 else -1
+        me = self.players[team]
+        target = me[:, None, :] + self.MOVES[None, :, :] * np.array([direction, 1])
+        off = ((target[..., 0] < 0) | (target[..., 0] >= self.WIDTH) |
+               (target[..., 1] < 0) | (target[..., 1] >= self.HEIGHT))
+        return np.column_stack([off, np.zeros(self.areas, bool), ~self._in_reach(team)])
+
+    def step(self, actions: dict) -> dict[str, StepResult]:
+        kicks = []
+        for team, behavior in enumerate(self.behaviors):
+            _, discrete = actions[behavior.name]
+            move, kick = discrete[:, 0].astype(np.int64), discrete[:, 1].astype(np.int64)
+            allowed = ~self.masks(behavior.name)
+            move = np.where(allowed[np.arange(self.areas), np.clip(move, 0, 4)], move, 0)
+            kicks.append((kick == 1) & allowed[:, 6])
+            direction = 1 if team == 0 else -1
+            self.players[team] += self.MOVES[np.clip(move, 0, 4)] * np.array([direction, 1])
+        first = self.rng.integers(0, 2, self.areas)  # who kicks first when both do
+        for order in (0, 1):
+            for team in (0, 1):
+                kicking = kicks[team] & (first == team if order == 0 else first != team)
+                kicking &= self._in_reach(team)
+                direction = 1 if team == 0 else -1
+                dy = np.sign(self.ball[:, 1] - self.players[team][:, 1])
+                self.ball[kicking, 0] += direction * self.KICK
+                self.ball[kicking, 1] = np.clip(self.ball[kicking, 1] + dy[kicking], 0, self.HEIGHT - 1)
+        self.ball[:, 0] = np.clip(self.ball[:, 0], 0, self.WIDTH - 1)
+        self.steps += 1
+        blue_wins = self.ball[:, 0] >= self.WIDTH - 1
+        purple_wins = self.ball[:, 0] <= 0
+        decided = blue_wins | purple_wins
+        interrupted = ~decided & (self.steps >= self.max_steps)
+        done = decided | interrupted
+        step_cost = np.full(self.areas, -1.0 / self.max_steps, np.float32)
+        results = {}
+        for team, behavior in enumerate(self.behaviors):
+            won, lost = (blue_wins, purple_wins) if team == 0 else (purple_wins, blue_wins)
+            group = np.where(won, 1.0, np.where(lost, -1.0, 0.0)).astype(np.float32)
+            results[behavior.name] = StepResult(step_cost.copy(), group, done.copy(), interrupted.copy())
+        return results
+
+
+TASKS = {"ball": Ball3D, "teams": TwoTeams}

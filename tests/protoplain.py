@@ -1,0 +1,25 @@
+"""Messages as plain Python values (dicts, lists, numbers, hex strings), read field by field
+through the descriptors, so that two protobuf stacks' parse results can be compared exactly."""
+
+
+def as_plain(message):
+    out = {}
+    for field in message.DESCRIPTOR.fields:
+        value = getattr(message, field.name)
+        if field.message_type is not None and field.message_type.GetOptions().map_entry:
+            out[field.name] = {k: _value(field.message_type.fields_by_name["value"], v) for k, v in sorted(value.items())}
+        elif field.label == field.LABEL_REPEATED:
+            out[field.name] = [_value(field, v) for v in value]
+        elif field.message_type is not None:
+            out[field.name] = as_plain(value) if message.HasField(field.name) else None
+        else:
+            out[field.name] = _value(field, value)
+    return out
+
+
+def _value(field, value):
+    if field.message_type is not None:
+        return as_plain(value)
+    if isinstance(value, bytes):
+        return value.hex()
+    return value
