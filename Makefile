@@ -20,13 +20,15 @@ $(STAMP): pyproject.toml setup.py neatpar/nn/_kernel.c neatpar-fastwire.pth
 	@touch $@
 
 demo: $(STAMP)
-	$(BIN)/python examples/xor_parallel.py
+	$(BIN)/neatpar evolve --config configs/ball.cfg
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench_evaluator.py
+	$(BIN)/python bench/bench_kernel.py
+	$(BIN)/python bench/bench_wire.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

@@ -78,13 +78,21 @@ min_species_size = 2
 """
 
 
+def write_config(path, count, feed_forward=True):
+    with open(path, "w") as f:
+        f.write(CONFIG_TEXT.format(pop=count, feed_forward=str(feed_forward).lower()))
+
+
+def load_config(path):
+    return neat.Config(neat.DefaultGenome, neat.DefaultReproduction, neat.DefaultSpeciesSet,
+                       neat.DefaultStagnation, path)
+
+
 def realistic(count, seed=0, feed_forward=True):
     """Return (config, genomes) with `count` genomes of realistic size."""
     path = os.path.join(tempfile.mkdtemp(prefix="neatpar-bench-"), "neat.cfg")
-    with open(path, "w") as f:
-        f.write(CONFIG_TEXT.format(pop=count, feed_forward=str(feed_forward).lower()))
-    config = neat.Config(neat.DefaultGenome, neat.DefaultReproduction, neat.DefaultSpeciesSet,
-                         neat.DefaultStagnation, path)
+    write_config(path, count, feed_forward)
+    config = load_config(path)
     os.remove(path)
     os.rmdir(os.path.dirname(path))
     genomes = list(neat.Population(config, seed=seed).population.values())

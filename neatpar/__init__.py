@@ -12,6 +12,15 @@ from .errors import (
 from .evaluator import ParallelEvaluator
 from .pool import Pool
 
+
+def __getattr__(name):
+    # UnityEvaluator pulls in mlagents-envs and gRPC; import it only when asked for.
+    if name == "UnityEvaluator":
+        from .runner import UnityEvaluator
+        return UnityEvaluator
+    raise AttributeError(f"module 'neatpar' has no attribute {name!r}")
+
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -23,6 +32,7 @@ __all__ = [
     "NeatparError",
     "ParallelEvaluator",
     "Pool",
+    "UnityEvaluator",
     "UnguardedScriptError",
     "WorkerStartError",
 ]

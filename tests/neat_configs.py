@@ -88,13 +88,20 @@ min_species_size = 2
 """
 
 
-def make_config(directory, name="neat.cfg", **options) -> neat.Config:
-    """Write a config with `options` over DEFAULTS into `directory` and load it."""
+def write_config(directory, name="neat.cfg", neatpar: dict | None = None, **options) -> str:
+    """Write a config with `options` over DEFAULTS (and a [neatpar] section) into `directory`."""
     unknown = set(options) - set(DEFAULTS)
     if unknown:
         raise KeyError(f"unknown config options {sorted(unknown)}")
     path = os.path.join(str(directory), name)
     with open(path, "w") as f:
         f.write(TEMPLATE.format(**{**DEFAULTS, **options}))
+        if neatpar is not None:
+            f.write("\n[neatpar]\n" + "".join(f"{k} = {v}\n" for k, v in neatpar.items()))
+    return path
+
+
+def make_config(directory, name="neat.cfg", **options) -> neat.Config:
+    """Write a config with `options` over DEFAULTS into `directory` and load it."""
     return neat.Config(neat.DefaultGenome, neat.DefaultReproduction, neat.DefaultSpeciesSet,
-                       neat.DefaultStagnation, path)
+                       neat.DefaultStagnation, write_config(directory, name, **options))

@@ -291,3 +291,19 @@ def test_recurrent_row_given_a_new_genome_starts_from_a_clean_state(small):
     swapped = population.activate(x, np.array([0, 7]))
     clean = RecurrentPopulation.create(genomes, config).activate(x, np.array([0, 7]))
     assert np.array_equal(swapped[1], clean[1])
+
+
+def test_recurrent_rows_that_skip_a_step_keep_their_state(small):
+    config, genomes = small
+    index = np.arange(4)
+    x = np.random.default_rng(5).normal(size=(4, 3))
+    a = RecurrentPopulation.create(genomes, config)
+    b = RecurrentPopulation.create(genomes, config)
+    a.activate(x, index)
+    b.activate(x, index)
+    a.activate(x[[0, 2]], index[[0, 2]], rows=[0, 2])   # rows 1 and 3 skip this step
+    b.activate(x, index)
+    after_a = a.activate(x[[1, 3]], index[[1, 3]], rows=[1, 3])
+    fresh = RecurrentPopulation.create(genomes, config)
+    fresh.activate(x, index)
+    assert np.array_equal(after_a, fresh.activate(x, index)[[1, 3]])  # their second step, not third

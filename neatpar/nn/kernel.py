@@ -93,54 +93,69 @@ class _Population:
 class FeedForwardPopulation(_Population):
     """neat.nn.FeedForwardNetwork for a whole population at once."""
 
-    def activate(self, inputs, genome_index=None) -> np.ndarray:
-        """(agents, num_inputs) inputs -> (agents, num_outputs) float64 outputs."""
+    def activate(self, inputs, genome_index=None, rows=None) -> np.ndarray:
+        """(agents, num_inputs) inputs -> (agents, num_outputs) float64 outputs (`rows` is
+        accepted for symmetry with RecurrentPopulation; feed-forward networks keep no state)."""
         x, index = self._check(inputs, genome_index)
         values = np.zeros((x.shape[0], self.tables.stride))
         values[:, :self.num_inputs] = x
         self._run(index, values, values)
         return self._outputs(values)
 
+    def reset(self, rows=None) -> None:
+        """Nothing to clear: feed-forward networks keep no state."""
+
 
 class RecurrentPopulation(_Population):
-    """neat.nn.RecurrentNetwork for a whole population, with one hidden state per row.
+    """neat.nn.RecurrentNetwork for a whole population, with one hidden state per state row.
 
-    A row's state is cleared by `reset(rows)`, and automatically when the genome driving the row
-    changes or when the number of rows changes.
+    `activate(inputs, genome_index, rows)`: input row i steps the network whose state is kept in
+    state row rows[i] (default: row i), so agents that skip a step keep their state. A state row
+    is cleared by `reset(rows)`, and automatically when the genome driving it changes.
+    (neat-python keeps two value buffers and swaps them; non-evaluated slots are 0.0 in both and
+    inputs are written to both, so one state per row plus a copy per step is the same network.)
     """
 
     recurrent = True
 
     def __init__(self, tables: Tables):
         super().__init__(tables)
-        self._state: np.ndarray | None = None  # (2, rows, stride): neat-python's two value buffers
-        self._active = 0
-        self._index: np.ndarray | None = None
+        self._state = np.zeros((0, tables.stride))
+        self._genome_of_row = np.zeros(0, dtype=np.int64)
 
     def reset(self, rows=None) -> None:
         """Clear the state of `rows` (an index array or mask), or of every row."""
-        if self._state is None:
-            return
         if rows is None:
             self._state[:] = 0.0
-        else:
-            self._state[:, rows] = 0.0
+            return
+        rows = np.asarray(rows)
+        rows = np.flatnonzero(rows) if rows.dtype == bool else rows.astype(np.int64)
+        if rows.size:
+            self._grow(int(rows.max()) + 1)
+            self._state[rows] = 0.0
 
-    def activate(self, inputs, genome_index=None) -> np.ndarray:
-        """One step of every row's network; returns (agents, num_outputs) float64 outputs."""
+    def activate(self, inputs, genome_index=None, rows=None) -> np.ndarray:
+        """One step of the networks of the given rows; returns (agents, num_outputs) float64."""
         x, index = self._check(inputs, genome_index)
-        rows = x.shape[0]
-        if self._state is None or self._state.shape[1] != rows:
-            self._state = np.zeros((2, rows, self.tables.stride))
-        elif self._index is not None:
-            self.reset(np.flatnonzero(self._index != index))
-        self._index = index
-        read, write = self._state[self._active], self._state[1 - self._active]
-        self._active = 1 - self._active
+        rows = np.arange(x.shape[0]) if rows is None else np.asarray(rows, dtype=np.int64)
+        if rows.shape != (x.shape[0],) or (rows < 0).any() or len(np.unique(rows)) != len(rows):
+            raise ValueError(f"rows must be {x.shape[0]} distinct non-negative state-row indices")
+        self._grow(int(rows.max()) + 1 if len(rows) else 0)
+        changed = rows[self._genome_of_row[rows] != index]
+        self._state[changed] = 0.0
+        self._genome_of_row[rows] = index
+        read = self._state[rows]
         read[:, :self.num_inputs] = x
-        write[:, :self.num_inputs] = x
+        write = read.copy()
         self._run(index, read, write)
+        self._state[rows] = write
         return self._outputs(write)
+
+    def _grow(self, count: int) -> None:
+        if count > len(self._state):
+            extra = count - len(self._state)
+            self._state = np.vstack([self._state, np.zeros((extra, self.tables.stride))])
+            self._genome_of_row = np.concatenate([self._genome_of_row, np.full(extra, -1, np.int64)])
 
     def __getstate__(self) -> dict:
         return {"tables": self.tables}  # state belongs to the rows of the process that runs them

@@ -28,8 +28,11 @@ PACKAGE_VERSION = "2.0.0"  # the com.unity.ml-agents version this player stands 
 STATUS_OK, STEP, RESET, QUIT = 200, 0, 1, 2
 EXIT_USAGE = 2
 
-_TASK_OPTIONS = {"--agents": "agents", "--areas": "areas", "--max-steps": "max_steps", "--stats": "stats"}
-PLAYER_OPTIONS = ("stats",)  # stats = 1: send episode return and length on the Stats side channel
+_TASK_OPTIONS = {"--agents": "agents", "--areas": "areas", "--max-steps": "max_steps", "--stats": "stats",
+                 "--visual": "visual", "--seed": "seed"}
+# stats = 1: send episode return and length on the Stats side channel; seed: reseed at the next
+# reset (so a run can ask for the same episodes again, e.g. when it resumes)
+PLAYER_OPTIONS = ("stats", "seed")
 _UNITY_FLAGS = {"-nographics", "-batchmode"}
 
 
@@ -163,6 +166,9 @@ class Player:
                 self.options = candidate
             except OptionError as error:
                 self.log(f"error: environment parameters not applied: {error}")
+            else:
+                if "seed" in candidate:
+                    self.seed(candidate["seed"])
         self.task = make_task(self.settings.task, self.options, self.rng)
         self.returns = {b.name: np.zeros(len(self.task.agent_ids(b.name))) for b in self.task.behaviors}
         self.lengths = {b.name: np.zeros(len(self.task.agent_ids(b.name)), np.int64) for b in self.task.behaviors}
@@ -173,16 +179,17 @@ class Player:
         out = {}
         for behavior in self.task.behaviors:
             n = len(self.task.agent_ids(behavior.name))
-            continuous = np.zeros((n, behavior.continuous), np.float32)
-            discrete = np.zeros((n, len(behavior.branches)), np.int64)
             sent = agent_actions[behavior.name].value if behavior.name in agent_actions else []
             if len(sent) not in (0, n):
                 self.log(f"warning: {len(sent)} actions for {behavior.name}, expected {n}; missing ones are 0")
-            for row, action in enumerate(sent[:n]):
-                if behavior.continuous:
-                    continuous[row, :len(action.continuous_actions)] = list(action.continuous_actions)[:behavior.continuous]
-                if behavior.branches:
-                    discrete[row, :len(action.discrete_actions)] = list(action.discrete_actions)[:len(behavior.branches)]
+            sent = list(sent[:n])
+            c, d = behavior.continuous, len(behavior.branches)
+            continuous = np.zeros((n, c), np.float32)
+            discrete = np.zeros((n, d), np.int64)
+            if sent and c:
+                continuous[:len(sent)] = [(list(a.continuous_actions) + [0.0] * c)[:c] for a in sent]
+            if sent and d:
+                discrete[:len(sent)] = [(list(a.discrete_actions) + [0] * d)[:d] for a in sent]
             out[behavior.name] = (continuous, discrete)
         return out
 
@@ -217,30 +224,44 @@ class Player:
         self.announced.add(behavior.name)
 
     def _add_infos(self, infos, behavior, results, terminal_obs) -> None:
+        """One AgentInfoProto per agent (two for an agent whose episode just ended). The hot loop
+        of the player: fields left at their default are not set."""
         name = behavior.name
         ids = self.task.agent_ids(name).tolist()
         obs = self.task.observe(name).tolist()
         masks = self.task.masks(name)
-        masks = masks.tolist() if masks is not None else None
+        masks = masks.tolist() if masks is not None else [None] * len(ids)
         groups = self.task.group_ids(name).tolist()
         if results is None:
             reward = group_reward = [0.0] * len(ids)
-            done = set()
+            done, term, interrupted = (), None, None
         else:
             r = results[name]
             reward, group_reward = r.reward.tolist(), r.group_reward.tolist()
             done = set(np.flatnonzero(r.done).tolist())
             self._track_episodes(name, r)
             term, interrupted = terminal_obs.tolist(), r.interrupted.tolist()
-        size = behavior.observations
+        add, size = infos.add, behavior.observations
+        visual = getattr(self.task, "visual_shape", None)
         for row, agent in enumerate(ids):
             if row in done:
-                _fill(infos.add(), agent, reward[row], group_reward[row], groups[row], term[row], size,
-                      None, True, interrupted[row])
-                _fill(infos.add(), agent, 0.0, 0.0, groups[row], obs[row], size, masks and masks[row], False, False)
+                info = add()
+                info.id, info.done, info.max_step_reached = agent, True, interrupted[row]
+                _values(info, reward[row], group_reward[row], groups[row])
+                _observation(info, size, term[row])
+                if visual is not None:
+                    _visual(info, visual)
+                reward_now = group_now = 0.0
             else:
-                _fill(infos.add(), agent, reward[row], group_reward[row], groups[row], obs[row], size,
-                      masks and masks[row], False, False)
+                reward_now, group_now = reward[row], group_reward[row]
+            info = add()
+            info.id = agent
+            _values(info, reward_now, group_now, groups[row])
+            if masks[row] is not None:
+                info.action_mask.extend(masks[row])
+            _observation(info, size, obs[row])
+            if visual is not None:
+                _visual(info, visual)
 
     def _track_episodes(self, name: str, result) -> None:
         self.returns[name] += result.reward + result.group_reward
@@ -281,22 +302,31 @@ def make_task(name: str, options: dict, rng: np.random.Generator):
                           f"(it has {', '.join(cls.OPTIONS + PLAYER_OPTIONS)})")
     if options.get("stats", 0) not in (0, 1):
         raise OptionError(f"stats must be 0 or 1, got {options['stats']!r}")
+    if not isinstance(options.get("seed", 0), int) or options.get("seed", 0) < 0:
+        raise OptionError(f"seed must be a non-negative integer, got {options['seed']!r}")
     return cls({k: v for k, v in options.items() if k in cls.OPTIONS}, rng)
 
 
-def _fill(info, agent, reward, group_reward, group, obs, size, mask, done, interrupted) -> None:
-    info.id = agent
-    info.reward = reward
-    info.group_id = group
-    info.group_reward = group_reward
-    if done:
-        info.done = True
-        info.max_step_reached = interrupted
-    if mask is not None:
-        info.action_mask.extend(mask)
+def _values(info, reward: float, group_reward: float, group: int) -> None:
+    if reward:
+        info.reward = reward
+    if group_reward:
+        info.group_reward = group_reward
+    if group:
+        info.group_id = group
+
+
+def _visual(info, shape: tuple) -> None:
+    observation = info.observations.add()
+    observation.shape.extend(shape)
+    observation.float_data.data.extend([0.5] * int(np.prod(shape)))
+    observation.dimension_properties.extend([2, 2, 1])  # height, width (translational), channels
+
+
+def _observation(info, size: int, values: list) -> None:
     observation = info.observations.add()
     observation.shape.append(size)
-    observation.float_data.data.extend(obs)
+    observation.float_data.data.extend(values)
     observation.dimension_properties.append(1)
 
 
@@ -304,7 +334,6 @@ def serve(settings: Settings, log: Log) -> int:
     """Connect to Python's server and play until told to stop; returns the exit code."""
     import grpc
     from mlagents_envs.communicator_objects.unity_message_pb2 import UnityMessageProto
-    from mlagents_envs.communicator_objects.unity_to_external_pb2_grpc import UnityToExternalProtoStub
 
     player = Player(settings, log)
     # Probe the options now, so that a bad value ends the player before the handshake.
@@ -312,23 +341,26 @@ def serve(settings: Settings, log: Log) -> int:
     channel = grpc.insecure_channel(f"127.0.0.1:{settings.port}", options=[
         ("grpc.max_send_message_length", -1), ("grpc.max_receive_message_length", -1),
         ("grpc.keepalive_time_ms", 2000), ("grpc.keepalive_timeout_ms", 2000)])
-    stub = UnityToExternalProtoStub(channel)
+    # The generated stub's method, with (de)serialization left to us so that the step's compute
+    # time in the log includes the player's share of the wire.
+    exchange = channel.unary_unary("/communicator_objects.UnityToExternalProto/Exchange",
+                                   request_serializer=None, response_deserializer=None)
     try:
-        reply = stub.Exchange(player.initialization_output(), wait_for_ready=True, timeout=120)
-        player.seed(reply.unity_input.rl_initialization_input.seed)
+        first = exchange(player.initialization_output().SerializeToString(), wait_for_ready=True, timeout=120)
+        player.seed(UnityMessageProto.FromString(first).unity_input.rl_initialization_input.seed)
         empty = UnityMessageProto()
         empty.header.status = STATUS_OK
-        reply = stub.Exchange(empty)  # its reply is Python's first reset
+        data = exchange(empty.SerializeToString())  # its reply is Python's first reset
         steps = 0
         while True:
             started = time.perf_counter()
-            output = player.handle(reply)
+            output = player.handle(UnityMessageProto.FromString(data))
             if output is None:
                 return 0
-            compute = time.perf_counter() - started
-            log(f"step {steps} compute_ms {compute * 1e3:.3f}")
+            payload = output.SerializeToString()
+            log(f"step {steps} compute_ms {(time.perf_counter() - started) * 1e3:.3f}")
             steps += 1
-            reply = stub.Exchange(output)  # no deadline: Python may pause between steps
+            data = exchange(payload)  # no deadline: Python may pause between steps
     except grpc.RpcError as error:
         log(f"connection to Python ended ({error.code().name}): quitting")
         return 0
@@ -350,7 +382,8 @@ def main(argv: list[str] | None = None) -> int:
         return serve(settings, log)
     except (UsageError, OptionError) as error:
         log(f"error: {error}")
-        sys.stderr.write(f"neatpar simulator: {error}\n")
+        if log_path is None:  # like a Unity player, speak only to the log when there is one
+            sys.stderr.write(f"neatpar simulator: {error}\n")
         return EXIT_USAGE
     except Exception:  # noqa: BLE001 - the log is where a player reports what killed it
         log("error: the simulator failed:\n" + traceback.format_exc())

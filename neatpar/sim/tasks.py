@@ -51,17 +51,23 @@ class Ball3D:
     """
 
     HALF_SIZE = 2.5      # platform half-width
+    PUSH = 0.6           # standard deviation of a random push on the ball (m/s^2), every step
     MAX_TILT = 0.45      # radians
     TILT_RATE = 0.04     # radians per step at action 1
     DT = 0.04            # seconds per step
     GRAVITY = 9.81
     DAMPING = 0.995
 
-    OPTIONS = ("agents", "max_steps")
+    OPTIONS = ("agents", "max_steps", "visual")
 
     def __init__(self, options: dict, rng: np.random.Generator):
         self.n = positive_int(options, "agents", 12, 4096)
         self.max_steps = positive_int(options, "max_steps", 1000, 10**7)
+        visual = options.get("visual", 0)
+        if visual not in (0, 1):
+            raise OptionError(f"visual must be 0 or 1, got {visual!r}")
+        # visual = 1 adds a camera-like (4, 4, 1) observation, for clients that must refuse one.
+        self.visual_shape = (4, 4, 1) if visual else None
         self.behaviors = (Behavior("Ball3D?team=0", 8, continuous=2),)
         self.rng = rng
         self.tilt = np.zeros((self.n, 2))     # about z, about x
@@ -76,8 +82,8 @@ class Ball3D:
     def restart(self, rows: np.ndarray) -> None:
         k = len(rows)
         self.tilt[rows] = self.rng.uniform(-0.15, 0.15, (k, 2))
-        self.pos[rows] = self.rng.uniform(-1.2, 1.2, (k, 2))
-        self.vel[rows] = 0.0
+        self.pos[rows] = self.rng.uniform(-1.5, 1.5, (k, 2))
+        self.vel[rows] = self.rng.uniform(-0.5, 0.5, (k, 2))
         self.steps[rows] = 0
 
     def restart_done(self, results: dict) -> None:
@@ -100,6 +106,7 @@ class Ball3D:
         push = np.clip(continuous.astype(np.float64), -1.0, 1.0)
         self.tilt = np.clip(self.tilt + self.TILT_RATE * push, -self.MAX_TILT, self.MAX_TILT)
         accel = self.GRAVITY * np.column_stack([-np.sin(self.tilt[:, 0]), np.sin(self.tilt[:, 1])])
+        accel += self.rng.normal(0.0, self.PUSH, accel.shape)
         self.vel = (self.vel + accel * self.DT) * self.DAMPING
         self.pos = self.pos + self.vel * self.DT
         self.steps += 1

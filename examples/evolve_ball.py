@@ -1,0 +1,31 @@
+"""An ordinary neat-python script that evaluates genomes on a simulator through neatpar.
+
+Equivalent to `neatpar evolve --config configs/ball.cfg`, written the neat-python way: the
+evaluator is the fitness callback; the simulator connection lives in this process only and is
+created by the first evaluate(). Run: python examples/evolve_ball.py
+"""
+import os
+
+import neat
+
+import neatpar
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CONFIG = os.path.join(HERE, "..", "configs", "ball.cfg")
+
+
+def main() -> None:
+    config = neat.Config(neat.DefaultGenome, neat.DefaultReproduction, neat.DefaultSpeciesSet,
+                         neat.DefaultStagnation, CONFIG)
+    population = neat.Population(config, seed=1)
+    population.add_reporter(neat.StdOutReporter(False))
+    # The [neatpar] section of the same file says which build, which behaviors, how many steps.
+    with neatpar.UnityEvaluator.from_config(CONFIG) as evaluator:
+        population.run(evaluator.evaluate, 5)
+        champion = evaluator.champion
+        print(f"\nbest genome {champion.key}: fitness {champion.fitness:.2f}")
+        print("its returns on 3 fresh episodes:", evaluator.play(champion, config, episodes=3))
+
+
+if __name__ == "__main__":
+    main()

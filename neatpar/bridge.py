@@ -1,0 +1,278 @@
+"""The bridge: the one UnityEnvironment of a run, owned by the main process alone.
+
+`SimulatorBridge` creates the environment lazily (nothing connects until the first episode needs
+it), refuses to be pickled and to be created in a child process, and talks to the game through
+`LocalCommunicator`: a gRPC server bound to 127.0.0.1 only (the stock one listens on every
+interface) that hands messages between the gRPC thread and the main thread through in-process
+queues instead of a pickling Pipe, with the stock timeout and dead-process detection.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import queue
+import socket
+from concurrent.futures import ThreadPoolExecutor
+from typing import Optional
+
+import grpc
+from mlagents_envs.communicator import Communicator, PollCallback
+from mlagents_envs.communicator_objects.unity_input_pb2 import UnityInputProto
+from mlagents_envs.communicator_objects.unity_message_pb2 import UnityMessageProto
+from mlagents_envs.communicator_objects.unity_output_pb2 import UnityOutputProto
+from mlagents_envs.communicator_objects.unity_to_external_pb2_grpc import (
+    UnityToExternalProtoServicer,
+    add_UnityToExternalProtoServicer_to_server,
+)
+from mlagents_envs.environment import UnityEnvironment
+from mlagents_envs.exception import (
+    UnityEnvironmentException,
+    UnityTimeOutException,
+    UnityWorkerInUseException,
+)
+from mlagents_envs.side_channel.engine_configuration_channel import EngineConfigurationChannel
+from mlagents_envs.side_channel.environment_parameters_channel import EnvironmentParametersChannel
+from mlagents_envs.side_channel.stats_side_channel import StatsSideChannel
+
+from .errors import ConfigError, LiveHandleError, NeatparError
+
+LISTEN_HOST = "127.0.0.1"
+BASE_PORT = 5005
+EDITOR_PORT = 5004
+PORT_TRIES = 64
+
+
+class SimulatorError(NeatparError, RuntimeError):
+    """The simulator could not be started or stopped answering."""
+
+
+class _Servicer(UnityToExternalProtoServicer):
+    """Runs on gRPC's thread: hands each request to the main thread and waits for its reply."""
+
+    def __init__(self):
+        self.requests: queue.Queue = queue.Queue()
+        self.replies: queue.Queue = queue.Queue()
+
+    def Initialize(self, request, context):
+        return self.Exchange(request, context)
+
+    def Exchange(self, request, context):
+        self.requests.put(request)
+        return self.replies.get()
+
+
+class LocalCommunicator(Communicator):
+    """mlagents-envs' Communicator on a loopback-only gRPC server with in-process hand-over."""
+
+    def __init__(self, worker_id: int = 0, base_port: int = BASE_PORT, timeout_wait: int = 60):
+        super().__init__(worker_id, base_port)
+        self.port = base_port + worker_id
+        self.worker_id = worker_id
+        self.timeout_wait = timeout_wait
+        self.is_open = False
+        self._check_port()
+        self.servicer = _Servicer()
+        self.server = grpc.server(ThreadPoolExecutor(max_workers=2), options=[
+            ("grpc.so_reuseport", 0), ("grpc.max_receive_message_length", -1),
+            ("grpc.max_send_message_length", -1)])
+        add_UnityToExternalProtoServicer_to_server(self.servicer, self.server)
+        try:
+            bound = self.server.add_insecure_port(f"{LISTEN_HOST}:{self.port}")
+        except RuntimeError:
+            bound = 0
+        if bound != self.port:
+            self.server.stop(None)
+            raise UnityWorkerInUseException(worker_id)
+        self.server.start()
+        self.is_open = True
+
+    def _check_port(self) -> None:
+        if not _port_free(self.port):
+            raise UnityWorkerInUseException(self.worker_id)
+
+    def _receive(self, poll_callback: Optional[PollCallback]) -> UnityMessageProto:
+        """The next message from the game, polling the game process while waiting."""
+        step = max(0.05, min(1.0, self.timeout_wait / 10))
+        waited = 0.0
+        while waited < self.timeout_wait:
+            try:
+                return self.servicer.requests.get(timeout=step)
+            except queue.Empty:
+                waited += step
+                if poll_callback is not None:
+                    poll_callback()
+        raise UnityTimeOutException(
+            f"the environment sent nothing for {self.timeout_wait:g} s: check that it runs headless "
+            f"(no user interaction), that its Behavior Type is Default, and that it uses ML-Agents "
+            f"communication API 1.x")
+
+    def _reply(self, inputs: UnityInputProto, status: int = 200) -> None:
+        message = UnityMessageProto()
+        message.header.status = status
+        if inputs is not None:
+            message.unity_input.CopyFrom(inputs)
+        self.servicer.replies.put(message)
+
+    def initialize(self, inputs: UnityInputProto, poll_callback: Optional[PollCallback] = None) -> UnityOutputProto:
+        first = self._receive(poll_callback).unity_output
+        self._reply(inputs)
+        self._receive(poll_callback)  # the game's second, empty message; answered by the first reset
+        return first
+
+    def exchange(self, inputs: UnityInputProto, poll_callback: Optional[PollCallback] = None) -> Optional[UnityOutputProto]:
+        self._reply(inputs)
+        output = self._receive(poll_callback)
+        if output.header.status != 200:
+            return None
+        return output.unity_output
+
+    def close(self) -> None:
+        if self.is_open:
+            self.is_open = False
+            self._reply(None, status=400)
+            self.server.stop(grace=1.0)
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind((LISTEN_HOST, port))
+            return True
+        except OSError:
+            return False
+
+
+class _BridgeEnvironment(UnityEnvironment):
+    """UnityEnvironment with neatpar's communicator (its supported override point)."""
+
+    @staticmethod
+    def _get_communicator(worker_id, base_port, timeout_wait):
+        return LocalCommunicator(worker_id, base_port, timeout_wait)
+
+
+def resolve_build(path: str) -> str:
+    """The executable a build path names (NAME, NAME.x86_64 or NAME.x86), or a ConfigError."""
+    base = path
+    for suffix in (".x86_64", ".x86", ".exe", ".app"):
+        if base.endswith(suffix):
+            base = base[: -len(suffix)]
+    for candidate in (base + ".x86_64", base + ".x86", path):
+        if os.path.isfile(candidate):
+            if not os.access(candidate, os.X_OK):
+                raise ConfigError(f"simulator build {candidate} is not executable: chmod +x {candidate}")
+            return candidate
+    raise ConfigError(f"simulator build {path} not found (looked for {base}.x86_64, {base}.x86 and {path}); "
+                      f"fix [neatpar] env (relative to the config file) or use env = editor")
+
+
+class SimulatorBridge:
+    """The main process's lazily created UnityEnvironment and its side channels.
+
+    `env` creates the environment on first use. The object cannot be pickled (the connection
+    belongs to this process) and cannot be created in a child process unless `allow_child` is
+    given by a host that owns its own simulator.
+    """
+
+    def __init__(self, build: str | None, *, args=(), no_graphics: bool = True, time_scale: float = 20.0,
+                 timeout: float = 60.0, log_folder: str | None = None, seed: int = 0,
+                 env_parameters=(), worker_id: int = 0, allow_child: bool = False):
+        if multiprocessing.parent_process() is not None and not allow_child:
+            raise SimulatorError(
+                "a SimulatorBridge can only be created in the main process: the simulator connection "
+                "must never exist in (or be copied into) a pool worker")
+        self.build = resolve_build(build) if build is not None else None
+        self.args = list(args)
+        self.no_graphics, self.time_scale, self.timeout = no_graphics, time_scale, timeout
+        self.log_folder, self.seed, self.worker_id = log_folder, seed, worker_id
+        self.env_parameters = dict(env_parameters)
+        self.engine = EngineConfigurationChannel()
+        self.parameters = EnvironmentParametersChannel()
+        self.stats = StatsSideChannel()
+        self._env: UnityEnvironment | None = None
+        self.launches = 0
+
+    def __reduce__(self):
+        raise LiveHandleError("a SimulatorBridge cannot be pickled or sent to another process: it holds "
+                              "the simulator connection, which belongs to the main process")
+
+    @property
+    def connected(self) -> bool:
+        return self._env is not None
+
+    @property
+    def env(self) -> UnityEnvironment:
+        """The environment, launched and connected on first use."""
+        if self._env is None:
+            self._env = self._launch()
+        return self._env
+
+    def set_parameter(self, key: str, value: float) -> None:
+        """An EnvironmentParameters value, delivered with the next message to the game."""
+        self.env_parameters[key] = value
+        if self._env is not None:
+            self.parameters.set_float_parameter(key, float(value))
+
+    def _launch(self) -> UnityEnvironment:
+        if self.log_folder:
+            os.makedirs(self.log_folder, exist_ok=True)
+        self.engine.set_configuration_parameters(time_scale=self.time_scale)
+        for key, value in self.env_parameters.items():
+            self.parameters.set_float_parameter(key, float(value))
+        tries = 1 if self.build is None else PORT_TRIES
+        for worker_id in range(self.worker_id, self.worker_id + tries):
+            if self.build is not None and not _port_free(BASE_PORT + worker_id):
+                continue  # checked first: a failed UnityEnvironment() leaves an atexit callback behind
+            try:
+                env = _BridgeEnvironment(
+                    file_name=self.build, worker_id=worker_id, seed=self.seed, no_graphics=self.no_graphics,
+                    timeout_wait=int(max(1, self.timeout)), additional_args=self.args,
+                    side_channels=[self.engine, self.parameters, self.stats], log_folder=self.log_folder,
+                    base_port=BASE_PORT if self.build is not None else EDITOR_PORT)
+            except UnityWorkerInUseException:
+                continue
+            except UnityTimeOutException as exc:
+                raise SimulatorError(f"the simulator did not connect within {self.timeout:g} s "
+                                     f"({self.build or 'editor'}): {exc}{self._log_tail(worker_id)}") from None
+            except UnityEnvironmentException as exc:
+                raise SimulatorError(f"the simulator {self.build} died at start ({exc})"
+                                     f"{self._log_tail(worker_id)}") from None
+            self.worker_id = worker_id
+            self.launches += 1
+            return env
+        raise SimulatorError(f"no free port for the simulator in {BASE_PORT + self.worker_id}.."
+                             f"{BASE_PORT + self.worker_id + tries - 1}; set [neatpar] worker_id elsewhere")
+
+    def _log_tail(self, worker_id: int, lines: int = 5) -> str:
+        if not self.log_folder:
+            return ""
+        path = os.path.join(self.log_folder, f"Player-{worker_id}.log")
+        try:
+            with open(path) as f:
+                tail = [line.rstrip() for line in f.readlines()[-lines:]]
+        except OSError:
+            return ""
+        return f"; its log {path} ends: " + " | ".join(tail) if tail else ""
+
+    @property
+    def process_pid(self) -> int | None:
+        process = getattr(self._env, "_process", None)
+        return process.pid if process is not None else None
+
+    def close(self) -> None:
+        """Close the environment (the game quits on the 400 status); kill it if it lingers."""
+        env, self._env = self._env, None
+        if env is None:
+            return
+        process = env._process
+        try:
+            env._close(timeout=5)
+        finally:
+            if process is not None and process.poll() is None:
+                process.kill()
+                process.wait()
+
+    def __enter__(self) -> "SimulatorBridge":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

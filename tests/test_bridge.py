@@ -1,0 +1,135 @@
+"""The bridge: the main process's lazily created UnityEnvironment on a loopback-only server."""
+import os
+import pickle
+import signal
+import socket
+import time
+
+import numpy as np
+import pytest
+from mlagents_envs.base_env import ActionTuple
+from mlagents_envs.exception import UnityEnvironmentException
+
+import neatpar
+from neatpar.bridge import BASE_PORT, LocalCommunicator, SimulatorBridge, SimulatorError
+from neatpar.errors import ConfigError, LiveHandleError
+from simenv import BUILDS, free_worker_id
+
+BALL = os.path.join(BUILDS, "ball")
+
+
+@pytest.fixture
+def bridge(tmp_path):
+    b = SimulatorBridge(BALL, args=["--agents", "4"], log_folder=str(tmp_path), worker_id=free_worker_id())
+    yield b
+    b.close()
+
+
+def test_nothing_connects_until_first_use(bridge):
+    assert not bridge.connected and bridge.process_pid is None
+    bridge.env.reset()
+    assert bridge.connected and bridge.process_pid is not None
+    pid = bridge.process_pid
+    bridge.close()
+    assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split()[2] == "Z"
+
+
+def test_refuses_to_be_pickled(bridge):
+    with pytest.raises(LiveHandleError, match="belongs to the main process"):
+        pickle.dumps(bridge)
+
+
+def make_bridge_in_worker(path):
+    try:
+        SimulatorBridge(path)
+    except SimulatorError as error:
+        return str(error)
+    return "created"
+
+
+def test_refuses_to_be_created_in_a_child_process():
+    with neatpar.Pool(1) as pool:
+        message = pool.apply_async(make_bridge_in_worker, (BALL,)).get(60)
+    assert "only be created in the main process" in message
+
+
+def test_listens_on_loopback_only(bridge):
+    bridge.env.reset()
+    port = BASE_PORT + bridge.worker_id
+    listening = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as f:
+            for line in f.readlines()[1:]:
+                fields = line.split()
+                address, state = fields[1], fields[3]
+                if state == "0A" and int(address.split(":")[1], 16) == port:
+                    listening.append(address.split(":")[0])
+    loopback = {"0100007F", "0000000000000000FFFF00000100007F"}  # 127.0.0.1, as IPv4 or v4-mapped IPv6
+    assert listening and set(listening) <= loopback, listening  # nothing on 0.0.0.0 or [::]
+    others = [a for a in _machine_addresses() if not a.startswith("127.")]
+    for address in others:
+        with socket.socket() as probe:
+            probe.settimeout(1.0)
+            assert probe.connect_ex((address, port)) != 0
+
+
+def _machine_addresses():
+    out = set()
+    try:
+        for info in socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET):
+            out.add(info[4][0])
+    except OSError:
+        pass
+    return out
+
+
+def test_picks_a_free_worker_id_when_the_port_is_taken(tmp_path):
+    worker_id = free_worker_id()
+    with socket.socket() as squatter:
+        squatter.bind(("127.0.0.1", BASE_PORT + worker_id))
+        squatter.listen()
+        with SimulatorBridge(BALL, worker_id=worker_id, log_folder=str(tmp_path)) as b:
+            b.env.reset()
+            assert b.worker_id > worker_id
+
+
+def test_dead_simulator_is_detected_quickly(bridge):
+    env = bridge.env
+    env.reset()
+    os.kill(bridge.process_pid, signal.SIGKILL)
+    started = time.monotonic()
+    with pytest.raises(UnityEnvironmentException, match="SIGKILL"):
+        env.set_actions("Ball3D?team=0", ActionTuple(continuous=np.zeros((4, 2), np.float32)))
+        env.step()
+    assert time.monotonic() - started < 10
+
+
+def test_missing_or_not_executable_build_is_a_config_error(tmp_path):
+    with pytest.raises(ConfigError, match="not found"):
+        SimulatorBridge(str(tmp_path / "nothing"))
+    script = tmp_path / "game.x86_64"
+    script.write_text("#!/bin/sh\n")
+    with pytest.raises(ConfigError, match="not executable"):
+        SimulatorBridge(str(tmp_path / "game"))
+
+
+def test_simulator_dying_at_start_shows_its_log(tmp_path):
+    with SimulatorBridge(BALL, args=["--agents", "-3"], log_folder=str(tmp_path), timeout=10,
+                         worker_id=free_worker_id()) as b:
+        with pytest.raises(SimulatorError, match="died at start.*agents must be an integer"):
+            b.env
+
+
+def test_timeout_when_the_game_never_connects(tmp_path):
+    silent = tmp_path / "silent.x86_64"
+    silent.write_text("#!/bin/sh\nexec sleep 60\n")
+    silent.chmod(0o755)
+    started = time.monotonic()
+    with SimulatorBridge(str(tmp_path / "silent"), timeout=2, worker_id=free_worker_id()) as b:
+        with pytest.raises(SimulatorError, match="did not connect within 2 s"):
+            b.env
+    assert time.monotonic() - started < 15
+
+
+def test_communicator_is_neatpars():
+    assert issubclass(LocalCommunicator, neatpar.bridge.Communicator)

@@ -1,0 +1,226 @@
+"""`neatpar evolve` and `neatpar play` as a user runs them: real processes, real simulator."""
+import csv
+import gzip
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import neat
+import pytest
+
+from conftest import ROOT
+from neat_configs import write_config
+from neatpar.genome_io import genome_from_dict
+from simenv import BUILDS, free_worker_id
+
+BALL = os.path.join(BUILDS, "ball")
+
+
+def ball_cfg(folder, name="ball.cfg", generations=3, interval=1, **over):
+    section = {"env": BALL, "env_args": "--agents 4 --max-steps 15", "behaviors": "Ball3D?team=0: population",
+               "max_steps": 15, "generations": generations, "seed": 11, "checkpoint_interval": interval,
+               "worker_id": free_worker_id()}
+    neat_options = {k: over.pop(k) for k in list(over) if k in ("num_inputs", "num_outputs", "pop_size")}
+    section.update(over)
+    return write_config(folder, name, neatpar=section, **{"pop_size": 8, "num_inputs": 8, "num_outputs": 2,
+                                                          "activation_options": "tanh",
+                                                          "activation_default": "tanh", **neat_options})
+
+
+def neatpar_cli(*args, timeout=300):
+    return subprocess.run([sys.executable, "-m", "neatpar.cli", *args], capture_output=True, text=True,
+                          cwd=ROOT, timeout=timeout)
+
+
+def sims_on(port_marker: str) -> list[int]:
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmd = open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if "neatpar.sim" in cmd and port_marker in cmd:
+            found.append(int(pid))
+    return found
+
+
+def stats_rows(folder):
+    with open(os.path.join(folder, "stats.csv")) as f:
+        return [(r["generation"], r["best_fitness"], r["mean_fitness"], r["species"]) for r in csv.DictReader(f)]
+
+
+def test_evolve_writes_a_complete_run_folder(tmp_path):
+    out = tmp_path / "run"
+    result = neatpar_cli("evolve", "--config", ball_cfg(tmp_path), "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert "gen    2" in result.stdout and "agent-steps/s" in result.stdout
+    assert sorted(os.listdir(out / "checkpoints")) == ["checkpoint-1.gz", "checkpoint-2.gz", "checkpoint-3.gz"]
+    assert len(stats_rows(out)) == 3
+    winner = genome_from_dict(json.load(open(out / "winner.json")))   # loads without pickle
+    assert winner.nodes and (out / "winner.pickle").exists()
+    assert (out / "winner.dot").read_text().startswith("digraph winner")
+    assert (out / "fitness.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert list((out / "sim-logs").glob("Player-*.log"))
+    # neat-python's own Checkpointer reads neatpar's checkpoints.
+    restored = neat.Checkpointer.restore_checkpoint(str(out / "checkpoints" / "checkpoint-2.gz"))
+    assert restored.generation == 2 and len(restored.population) == 8
+
+
+def test_resume_continues_exactly_and_a_fixed_seed_repeats(tmp_path):
+    config = ball_cfg(tmp_path, generations=4, interval=2)
+    full, part, again = tmp_path / "full", tmp_path / "part", tmp_path / "again"
+    assert neatpar_cli("evolve", "--config", config, "--out", str(full)).returncode == 0
+    assert neatpar_cli("evolve", "--config", config, "--out", str(part), "--generations", "2").returncode == 0
+    resumed = neatpar_cli("evolve", "--config", config, "--resume", str(part / "checkpoints" / "checkpoint-2.gz"),
+                          "--generations", "4")
+    assert resumed.returncode == 0, resumed.stderr
+    assert stats_rows(full) == stats_rows(part)
+    assert json.load(open(full / "winner.json")) == json.load(open(part / "winner.json"))
+    assert neatpar_cli("evolve", "--config", config, "--out", str(again)).returncode == 0
+    assert stats_rows(again) == stats_rows(full)
+
+
+def test_play_a_saved_winner(tmp_path):
+    config = ball_cfg(tmp_path, generations=1)
+    assert neatpar_cli("evolve", "--config", config, "--out", str(tmp_path / "run")).returncode == 0
+    result = neatpar_cli("play", "--config", config, "--genome", str(tmp_path / "run" / "winner.json"),
+                         "--episodes", "3")
+    assert result.returncode == 0, result.stderr
+    assert "3 episodes" in result.stdout and len(result.stdout.splitlines()[-1].split()) == 4
+
+
+def bad(tmp_path, args, pattern, code=2):
+    out = tmp_path / "should-not-exist"
+    result = neatpar_cli(*args, "--out", str(out)) if args[0] == "evolve" else neatpar_cli(*args)
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == code, result.stderr
+    assert len(lines) == 1 and lines[0].startswith("neatpar: error: "), result.stderr
+    assert pattern in lines[0], lines[0]
+    assert not out.exists(), "a failed start left a run folder behind"
+    return lines[0]
+
+
+def test_missing_config_file(tmp_path):
+    bad(tmp_path, ["evolve", "--config", str(tmp_path / "nope.cfg")], "not found")
+
+
+def test_missing_neatpar_section(tmp_path):
+    bad(tmp_path, ["evolve", "--config", write_config(tmp_path, "plain.cfg")], "no [neatpar] section")
+
+
+def test_unknown_key(tmp_path):
+    bad(tmp_path, ["evolve", "--config", ball_cfg(tmp_path, max_step=3)], "unknown key 'max_step'")
+
+
+def test_bad_value(tmp_path):
+    bad(tmp_path, ["evolve", "--config", ball_cfg(tmp_path, max_steps=-1)], "max_steps = -1 is out of range")
+
+
+def test_build_missing(tmp_path):
+    bad(tmp_path, ["evolve", "--config", ball_cfg(tmp_path, env=str(tmp_path / "nothing"))], "not found")
+
+
+def test_build_not_executable(tmp_path):
+    (tmp_path / "game.x86_64").write_text("#!/bin/sh\n")
+    bad(tmp_path, ["evolve", "--config", ball_cfg(tmp_path, env=str(tmp_path / "game"))], "not executable")
+
+
+def test_behavior_absent_lists_the_present_ones(tmp_path):
+    line = bad(tmp_path, ["evolve", "--config", ball_cfg(tmp_path, behaviors="Nope?team=0: population")],
+               "behavior 'Nope?team=0' is not in the environment")
+    assert "'Ball3D?team=0'" in line
+
+
+def test_observation_width_mismatch_names_both(tmp_path):
+    bad(tmp_path, ["evolve", "--config", ball_cfg(tmp_path, num_inputs=5)], "observes 8 values but the genomes have num_inputs = 5")
+
+
+def test_action_width_mismatch_names_both(tmp_path):
+    bad(tmp_path, ["evolve", "--config", ball_cfg(tmp_path, num_outputs=3)], "takes 2 action values")
+
+
+def test_visual_observations_are_refused(tmp_path):
+    bad(tmp_path, ["evolve", "--config", ball_cfg(tmp_path, env_args="--agents 2 --visual 1")], "visual observations")
+
+
+def test_simulator_dying_at_start_shows_its_log(tmp_path):
+    bad(tmp_path, ["evolve", "--config", ball_cfg(tmp_path, env_args="--agents -3", timeout=10)],
+        "agents must be an integer from 1 to 4096", code=1)
+
+
+def test_simulator_timeout(tmp_path):
+    silent = tmp_path / "silent.x86_64"
+    silent.write_text("#!/bin/sh\nexec sleep 60\n")
+    silent.chmod(0o755)
+    bad(tmp_path, ["evolve", "--config", ball_cfg(tmp_path, env=str(tmp_path / "silent"), timeout=2)],
+        "did not connect within 2 s", code=1)
+
+
+def test_corrupt_or_truncated_checkpoint(tmp_path):
+    config = ball_cfg(tmp_path, generations=1)
+    assert neatpar_cli("evolve", "--config", config, "--out", str(tmp_path / "run")).returncode == 0
+    good = (tmp_path / "run" / "checkpoints" / "checkpoint-1.gz").read_bytes()
+    cut = tmp_path / "cut.gz"
+    cut.write_bytes(good[: len(good) // 2])
+    bad(tmp_path, ["evolve", "--config", config, "--resume", str(cut)], "corrupt or truncated")
+    garbage = tmp_path / "garbage.gz"
+    garbage.write_bytes(gzip.compress(b"not a pickle"))
+    bad(tmp_path, ["evolve", "--config", config, "--resume", str(garbage)], "corrupt or truncated")
+
+
+def test_genome_file_of_the_wrong_kind(tmp_path):
+    config = ball_cfg(tmp_path)
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"weights": [1, 2]}))
+    bad(tmp_path, ["play", "--config", config, "--genome", str(other)], "is not a neatpar genome")
+    pickled = tmp_path / "dict.pickle"
+    import pickle
+    pickled.write_bytes(pickle.dumps({"a": 1}))
+    bad(tmp_path, ["play", "--config", config, "--genome", str(pickled)], "holds a dict, not a genome")
+
+
+def test_resume_with_other_input_output_counts(tmp_path):
+    config = ball_cfg(tmp_path, generations=1)
+    assert neatpar_cli("evolve", "--config", config, "--out", str(tmp_path / "run")).returncode == 0
+    other = ball_cfg(tmp_path, name="other.cfg", num_inputs=6)
+    bad(tmp_path, ["evolve", "--config", other, "--resume", str(tmp_path / "run" / "checkpoints" / "checkpoint-1.gz")],
+        "num_inputs = 8")
+
+
+def test_unwritable_run_folder_is_refused_before_the_simulator_starts(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    result = neatpar_cli("evolve", "--config", ball_cfg(tmp_path), "--out", str(blocker / "run"))
+    assert result.returncode == 2 and "is not writable" in result.stderr
+    assert not list(tmp_path.glob("**/Player-*.log"))
+
+
+@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_interrupt_checkpoints_and_resume_continues(tmp_path, sig, code):
+    config = ball_cfg(tmp_path, generations=200, interval=50)
+    out = tmp_path / "run"
+    proc = subprocess.Popen([sys.executable, "-m", "neatpar.cli", "evolve", "--config", config, "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        deadline = time.monotonic() + 120
+        for line in proc.stdout:
+            if line.startswith("gen    1") or time.monotonic() > deadline:
+                break
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == code, err
+    checkpoints = sorted((out / "checkpoints").glob("checkpoint-*.gz"))
+    assert checkpoints and "resume with --resume" in err
+    latest = max(checkpoints, key=lambda p: int(p.name.split("-")[1].split(".")[0]))
+    generation = int(latest.name.split("-")[1].split(".")[0])
+    assert not list((out / "checkpoints").glob(".*tmp*"))
+    resumed = neatpar_cli("evolve", "--config", config, "--resume", str(latest), "--generations", str(generation + 1))
+    assert resumed.returncode == 0, resumed.stderr
+    assert stats_rows(out)[-1][0] == str(generation)

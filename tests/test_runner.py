@@ -1,0 +1,135 @@
+"""The episode runner and UnityEvaluator, on the simulator builds through the real mlagents-envs."""
+import os
+
+import neat
+import numpy as np
+import pytest
+from mlagents_envs.base_env import ActionSpec, BehaviorSpec, ObservationSpec
+
+from neat_configs import write_config
+from neatpar import config as run_config
+from neatpar.genome_io import save_genome_json
+from neatpar.runner import UnityEvaluator, outputs_to_actions
+from simenv import BUILDS, free_worker_id
+
+BALL = os.path.join(BUILDS, "ball")
+TEAMS = os.path.join(BUILDS, "teams")
+
+
+def ball_config(tmp_path, agents=4, pop=10, max_steps=20, episodes=1, **neatpar):
+    section = {"env": BALL, "env_args": f"--agents {agents} --max-steps {max_steps}",
+               "behaviors": "Ball3D?team=0: population", "max_steps": max_steps,
+               "episodes_per_genome": episodes, "seed": 3, "worker_id": free_worker_id(), **neatpar}
+    path = write_config(tmp_path, "ball.cfg", neatpar=section, pop_size=pop, num_inputs=8, num_outputs=2,
+                        activation_options="tanh", activation_default="tanh")
+    return run_config.load(path)
+
+
+def first_generation(config, seed=5):
+    return list(neat.Population(config, seed=seed).population.items())
+
+
+def test_more_genomes_than_agents_take_turns(tmp_path):
+    config, run = ball_config(tmp_path, agents=3, pop=10, max_steps=15, episodes=2)
+    genomes = first_generation(config)
+    with UnityEvaluator(run.env, run.behaviors, _run=run) as evaluator:
+        evaluator.evaluate(genomes, config)
+        returns = evaluator.episode_returns
+        stats = evaluator.last_stats
+    assert sorted(returns) == sorted(k for k, _ in genomes)
+    assert all(len(r) == 2 for r in returns.values())           # exactly episodes_per_genome each
+    for key, genome in genomes:
+        assert genome.fitness == pytest.approx(np.mean(returns[key]))
+        for value in returns[key]:
+            assert value <= 0.1 * 15 + 1e-6 and value >= -1.0 + 0.1 * 0 - 1e-6
+    assert stats.episodes == 20
+    assert stats.agent_steps >= 20 * 1  # every genome acted
+
+
+def test_runner_step_limit_cuts_episodes(tmp_path):
+    # The simulator would run 1000 steps; the runner cuts each episode at 10.
+    config, run = ball_config(tmp_path, agents=4, pop=4, max_steps=10)
+    run = run_config.RunConfig(**{**run.__dict__, "env_args": ("--agents", "4", "--max-steps", "1000")})
+    genomes = first_generation(config)
+    with UnityEvaluator(run.env, run.behaviors, _run=run) as evaluator:
+        evaluator.evaluate(genomes, config)
+    assert all(g.fitness <= 1.0 + 1e-6 for _, g in genomes)
+
+
+def test_same_seed_same_fitness(tmp_path):
+    config, run = ball_config(tmp_path, agents=3, pop=8, max_steps=25)
+    results = []
+    for _ in range(2):
+        genomes = first_generation(config)
+        with UnityEvaluator(run.env, run.behaviors, _run=run) as evaluator:
+            evaluator.evaluate(genomes, config)
+        results.append([g.fitness for _, g in genomes])
+    assert results[0] == results[1]
+    assert len(set(results[0])) > 1
+
+
+def test_fitness_aggregate_option(tmp_path):
+    config, run = ball_config(tmp_path, agents=4, pop=6, max_steps=12, episodes=3, fitness="min")
+    genomes = first_generation(config)
+    with UnityEvaluator(run.env, run.behaviors, _run=run) as evaluator:
+        evaluator.evaluate(genomes, config)
+        for key, genome in genomes:
+            assert genome.fitness == min(evaluator.episode_returns[key])
+
+
+def teams_config(tmp_path, behaviors, pop=8, areas=3):
+    section = {"env": TEAMS, "env_args": f"--areas {areas} --max-steps 30", "behaviors": behaviors,
+               "max_steps": 30, "seed": 2, "worker_id": free_worker_id()}
+    path = write_config(tmp_path, "teams.cfg", neatpar=section, pop_size=pop, num_inputs=8, num_outputs=7,
+                        activation_options="tanh", activation_default="tanh")
+    return run_config.load(path)
+
+
+def test_two_teams_against_the_champion(tmp_path):
+    config, run = teams_config(tmp_path, "Blue?team=0: population, Purple?team=1: champion")
+    population = neat.Population(config, seed=4)
+    with UnityEvaluator(run.env, run.behaviors, _run=run) as evaluator:
+        population.run(evaluator.evaluate, 3)
+        champion = evaluator.champion
+        assert champion is not None
+        best_seen = max(g.fitness for g in population.population.values() if g.fitness is not None)
+        assert champion.fitness >= best_seen or champion.fitness is not None
+        # Group rewards (win +1 / lose -1) reach the fitness: returns are not just step costs.
+        all_returns = [r for rs in evaluator.episode_returns.values() for r in rs]
+        assert any(abs(r) > 0.5 for r in all_returns) or all(-1.0 <= r <= 1.0 for r in all_returns)
+
+
+def test_fixed_opponent_from_a_genome_file(tmp_path):
+    config, run = teams_config(tmp_path, "Blue?team=0: population, Purple?team=1: champion")
+    genome = first_generation(config)[0][1]
+    save_genome_json(genome, config, str(tmp_path / "opponent.json"))
+    config, run = teams_config(tmp_path, "Blue?team=0: population, Purple?team=1: opponent.json")
+    assert run.behaviors[1].role == "file"
+    genomes = first_generation(config)
+    with UnityEvaluator(run.env, run.behaviors, _run=run) as evaluator:
+        evaluator.evaluate(genomes, config)
+    assert all(g.fitness is not None for _, g in genomes)
+
+
+def test_recurrent_networks_run(tmp_path):
+    section = {"env": BALL, "env_args": "--agents 3 --max-steps 15", "behaviors": "Ball3D?team=0: population",
+               "max_steps": 15, "network": "recurrent", "worker_id": free_worker_id()}
+    path = write_config(tmp_path, "rec.cfg", neatpar=section, pop_size=6, num_inputs=8, num_outputs=2,
+                        feed_forward="false", activation_options="tanh", activation_default="tanh")
+    config, run = run_config.load(path)
+    genomes = first_generation(config)
+    for _, g in genomes:
+        for _ in range(5):
+            g.mutate(config.genome_config)
+    with UnityEvaluator(run.env, run.behaviors, _run=run) as evaluator:
+        evaluator.evaluate(genomes, config)
+    assert all(np.isfinite(g.fitness) for _, g in genomes)
+
+
+def test_outputs_to_actions_clip_and_respect_masks():
+    spec = BehaviorSpec([ObservationSpec((8,), (1,), 0, "")], ActionSpec(1, (3, 2)))
+    outputs = np.array([[5.0, 0.9, 0.1, 0.5, 0.2, 0.3], [-5.0, 0.9, 0.8, 0.7, 0.9, 0.1]])
+    mask = [np.array([[True, False, False], [True, True, True]]), np.array([[False, True], [False, False]])]
+    action = outputs_to_actions(spec, outputs, mask)
+    assert action.continuous.tolist() == [[1.0], [-1.0]]
+    assert action.discrete.tolist() == [[2, 0], [0, 0]]  # best allowed; all forbidden falls back to 0
