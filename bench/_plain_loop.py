@@ -38,11 +38,11 @@ def main(mode, config_path, genomes_path, agents, max_steps, worker_id, logs):
                          neat.DefaultStagnation, config_path)
     with open(genomes_path, "rb") as f:
         genomes = pickle.load(f)[:agents]
-    started = time.perf_counter()
     env = UnityEnvironment(os.path.join(ROOT, "unity_builds", "ball"), worker_id=worker_id, no_graphics=True,
                            additional_args=["--agents", str(agents), "--max-steps", str(max_steps)],
                            log_folder=logs)
     try:
+        started = time.perf_counter()
         env.reset()
         name = list(env.behavior_specs)[0]
         nets = [neat.nn.FeedForwardNetwork.create(g, config) for g in genomes]
@@ -65,7 +65,7 @@ def main(mode, config_path, genomes_path, agents, max_steps, worker_id, logs):
     finally:
         env.close()
     log = open(os.path.join(logs, f"Player-{worker_id}.log")).read()
-    compute = [float(x) for x in re.findall(r"compute_ms ([0-9.]+)", log)]
+    compute = [float(x) for x in re.findall(r"compute_ms ([0-9.]+)", log)][1:]  # after the handshake
     print(json.dumps({"agent_steps": agent_steps, "seconds": elapsed, "steps": steps,
                       "sim_seconds": sum(compute) / 1e3}))
 

@@ -88,8 +88,9 @@ def load_config(path):
                        neat.DefaultStagnation, path)
 
 
-def realistic(count, seed=0, feed_forward=True):
-    """Return (config, genomes) with `count` genomes of realistic size."""
+def realistic(count, seed=0, feed_forward=True, hidden=(10, 30), extra_links=(0, 40)):
+    """Return (config, genomes) with `count` genomes of realistic size (hidden nodes before
+    pruning drawn from `hidden`, plus a number of extra links drawn from `extra_links`)."""
     path = os.path.join(tempfile.mkdtemp(prefix="neatpar-bench-"), "neat.cfg")
     write_config(path, count, feed_forward)
     config = load_config(path)
@@ -98,9 +99,9 @@ def realistic(count, seed=0, feed_forward=True):
     genomes = list(neat.Population(config, seed=seed).population.values())
     rng = random.Random(seed)
     for genome in genomes:
-        target_hidden = rng.randint(10, 30)
+        target_hidden = rng.randint(*hidden)
         while len(genome.nodes) - 2 < target_hidden:
             genome.mutate(config.genome_config)
-        for _ in range(rng.randint(0, 40)):
+        for _ in range(rng.randint(*extra_links)):
             genome.mutate_add_connection(config.genome_config)
     return config, genomes[:count]

@@ -28,7 +28,6 @@ def stock_env(sim_in_stock: bool = True) -> dict:
     """Environment variables for a process of the stock stack. With sim_in_stock, the simulator
     builds it launches also run on the stock stack (neatpar's simulator code on protobuf 3.20.3)."""
     env = {k: v for k, v in os.environ.items() if k not in ("NEATPAR_PYTHON", "PYTHONPATH")}
-    env["NEATPAR_FASTWIRE"] = "0"
     if sim_in_stock:
         env["NEATPAR_PYTHON"] = stock_python()
         env["PYTHONPATH"] = ROOT

@@ -6,6 +6,7 @@ Exit status: 0 done, 2 bad input (one line naming the fix), 1 failure during the
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import random
 import signal
@@ -69,6 +70,8 @@ class _Recorder(neat.reporting.BaseReporter):
                "seconds": round(time.perf_counter() - self.started, 3)}
         self.rows.append(row)
         self.folder.write_stats(self.rows)
+        if not self.quiet and len(self.rows) == 1 and self.evaluator.run.inference != "inprocess":
+            print(self.evaluator.inference_note, flush=True)
         if not self.quiet:
             print(f"gen {row['generation']:4d} | best {row['best_fitness']:9.3f} | mean {row['mean_fitness']:9.3f} | "
                   f"species {row['species']:3d} | {row['agent_steps_per_s']:8.0f} agent-steps/s | "
@@ -121,7 +124,11 @@ def evolve(args) -> int:
     config, run = run_config.load(args.config)
     seed = args.seed if args.seed is not None else run.seed
     if args.seed is not None:
-        run = run_config.RunConfig(**{**run.__dict__, "seed": args.seed})
+        run = dataclasses.replace(run, seed=args.seed)
+    if args.inference is not None:
+        run = dataclasses.replace(run, inference=args.inference)
+    if args.workers is not None:
+        run = dataclasses.replace(run, workers=args.workers)
     generations = args.generations or run.generations
     checkpoint = args.resume
     out = args.out or (os.path.dirname(os.path.dirname(os.path.abspath(checkpoint))) if checkpoint
@@ -204,6 +211,9 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--resume", metavar="CHECKPOINT", help="continue from a checkpoint of a previous run")
     e.add_argument("--seed", type=int, help="override [neatpar] seed")
     e.add_argument("--quiet", action="store_true", help="no progress lines")
+    e.add_argument("--inference", choices=run_config.INFERENCE, help="where the networks run (default: [neatpar] "
+                   "inference): in this process, on a spawn pool, or whichever measures faster")
+    e.add_argument("--workers", type=int, help="pool workers for --inference pool/auto (default: [neatpar] workers)")
     p = sub.add_parser("play", help="run a saved genome on the environment of a config", epilog=SECURITY_NOTE)
     p.add_argument("--config", required=True)
     p.add_argument("--genome", required=True, help="winner.json (recommended) or winner.pickle")
@@ -217,6 +227,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "evolve":
             if args.generations is not None and args.generations < 1:
                 raise ConfigError("--generations must be at least 1")
+            if args.workers is not None and args.workers < 1:
+                raise ConfigError("--workers must be at least 1")
             return evolve(args)
         if args.episodes < 1:
             raise ConfigError("--episodes must be at least 1")

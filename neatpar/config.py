@@ -17,6 +17,7 @@ from .errors import ConfigError
 ROLES = ("population", "champion")
 FITNESS_AGGREGATES = ("mean", "min", "max", "median", "sum")
 NETWORKS = ("feedforward", "recurrent")
+INFERENCE = ("inprocess", "pool", "auto")
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,8 @@ class RunConfig:
     checkpoint_interval: int = 5
     worker_id: int = 0
     env_parameters: tuple[tuple[str, float], ...] = ()
+    inference: str = "inprocess"
+    workers: int = 2
     config_path: str = field(default="", compare=False)
 
 
@@ -160,6 +163,8 @@ def parse_section(section: dict, config_path: str) -> RunConfig:
         "checkpoint_interval": lambda k, v: _integer(k, v, 1),
         "worker_id": lambda k, v: _integer(k, v, 0, 60000),
         "env_parameters": lambda k, v: _env_parameters(v),
+        "inference": lambda k, v: _choice(k, v, INFERENCE),
+        "workers": lambda k, v: _integer(k, v, 1, 256),
     }
     for key, parse in parsers.items():
         if key in section:

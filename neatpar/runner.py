@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import logging
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -22,12 +23,24 @@ from typing import Any, Iterable
 
 import numpy as np
 from mlagents_envs.base_env import ActionTuple
+from mlagents_envs.exception import (
+    UnityCommunicatorStoppedException,
+    UnityEnvironmentException,
+    UnityTimeOutException,
+)
 
 from . import config as run_config
-from .bridge import SimulatorBridge
+from .bridge import SimulatorBridge, SimulatorError
 from .config import BehaviorRole, RunConfig
 from .errors import ConfigError, NeatparError
+from .inference import InProcessInference, make_inference
 from .nn import FeedForwardPopulation, RecurrentPopulation
+
+log = logging.getLogger("neatpar")
+MAX_SIMULATOR_FAILURES = 3
+# What a simulator that dies or stops answering raises inside mlagents-envs (and the bridge).
+SIMULATOR_FAILURES = (UnityEnvironmentException, UnityCommunicatorStoppedException, UnityTimeOutException,
+                      SimulatorError)
 
 AGGREGATES = {"mean": np.mean, "min": np.min, "max": np.max, "median": np.median, "sum": np.sum}
 
@@ -116,30 +129,61 @@ def outputs_to_actions(spec, outputs: np.ndarray, mask) -> ActionTuple:
 
 
 class EpisodeRunner:
-    """Runs generations on a bridge's environment (main process only)."""
+    """Runs generations on a bridge's environment (main process only); the networks run on
+    `inference` (inference.py: in this process, on the pool, or whichever is faster)."""
 
-    def __init__(self, bridge: SimulatorBridge, run: RunConfig, neat_config: Any):
+    def __init__(self, bridge: SimulatorBridge, run: RunConfig, neat_config: Any, inference=None):
         self.bridge, self.run, self.neat_config = bridge, run, neat_config
+        self.inference = inference or InProcessInference()
         self.kernel_type = RecurrentPopulation if run.network == "recurrent" else FeedForwardPopulation
         gc = neat_config.genome_config
         self.num_inputs, self.num_outputs = gc.num_inputs, gc.num_outputs
         self._checked = False
+        self.relaunches = 0
 
     def evaluate(self, genomes: list, champion=None, files: dict | None = None,
                  generation: int = 0) -> tuple[list[list[float]], GenerationStats]:
-        """Episode returns of each genome in `genomes` (list of genome objects)."""
+        """Episode returns of each genome in `genomes` (list of genome objects).
+
+        A simulator that dies or stops answering mid-generation is relaunched (after 0.5, 1 s):
+        episodes already finished are kept, interrupted ones are played again. After
+        MAX_SIMULATOR_FAILURES failures in one generation the run stops with a SimulatorError."""
         started = time.perf_counter()
-        env = self.bridge.env
+        plan, kernel = self._compile(genomes, champion, files or {})
+        self.inference.install(kernel)
+        returns: list[list[float]] = [[] for _ in genomes]
+        stats = GenerationStats()
+        failures = 0
+        while True:
+            try:
+                env = self._start_generation(generation)
+                self._play(env, plan, returns, stats)
+                break
+            except SIMULATOR_FAILURES as error:
+                failures += 1
+                self.bridge.close()
+                if self.bridge.launches == 0:  # it never started: relaunching cannot help
+                    raise
+                if failures >= MAX_SIMULATOR_FAILURES:
+                    raise SimulatorError(
+                        f"the simulator failed {failures} times in generation {generation} (last: "
+                        f"{' '.join(str(error).split())}); checkpoints written so far are intact: fix the "
+                        f"environment and resume") from None
+                self.relaunches += 1
+                log.warning("generation %d: the simulator failed (%s); relaunching it", generation, error)
+                time.sleep(0.5 * 2 ** (failures - 1))
+        stats.seconds = time.perf_counter() - started
+        return returns, stats
+
+    def _start_generation(self, generation: int):
+        env = self.bridge.env  # launched on first use, and again after a failure
         if self.run.seed is not None:
             self.bridge.set_parameter("seed", float((self.run.seed * 1009 + generation) % 2**24))
         env.reset()
         if not self._checked:
             check_behaviors(env, self.run.behaviors, self.num_inputs, self.num_outputs)
             self._checked = True
-        plan, kernel = self._compile(genomes, champion, files or {})
-        returns, stats = self._play(env, plan, kernel, len(genomes))
-        stats.seconds = time.perf_counter() - started
-        return returns, stats
+        return env
 
     def _compile(self, genomes: list, champion, files: dict):
         networks = list(genomes)
@@ -153,14 +197,16 @@ class EpisodeRunner:
                 networks.append(files[role.behavior])
         return _Plan(list(range(len(genomes))), fixed), self.kernel_type.create(networks, self.neat_config)
 
-    def _play(self, env, plan: _Plan, kernel, count: int) -> tuple[list[list[float]], GenerationStats]:
+    def _play(self, env, plan: _Plan, returns: list[list[float]], stats: GenerationStats) -> None:
+        """Play until every genome has its episodes in `returns` (which may hold some already)."""
         run = self.run
-        waiting = deque(g for _ in range(run.episodes_per_genome) for g in plan.population)
-        returns: list[list[float]] = [[] for _ in range(count)]
+        missing = [run.episodes_per_genome - len(r) for r in returns]
+        waiting = deque(g for round_ in range(run.episodes_per_genome) for g in plan.population
+                        if missing[g] > round_)
+        count = len(returns)
         agents: dict[tuple[str, int], _Agent] = {}
-        stats = GenerationStats()
         specs = {role.behavior: env.behavior_specs[role.behavior] for role in run.behaviors}
-        step_limit = run.max_steps * (run.episodes_per_genome * count + 2) + 1000
+        step_limit = stats.env_steps + run.max_steps * (run.episodes_per_genome * count + 2) + 1000
 
         def finish(agent: _Agent) -> None:
             if agent.scored and agent.genome is not None:
@@ -174,13 +220,13 @@ class EpisodeRunner:
                 agent.genome, agent.scored = plan.fixed[behavior], False
             elif waiting:
                 agent.genome, agent.scored = waiting.popleft(), True
-            kernel.reset([agent.row])
+            resets.add(agent.row)  # a new episode starts from a clean recurrent state
 
         while any(len(r) < run.episodes_per_genome for r in returns):
             if stats.env_steps >= step_limit:
                 raise NeatparError(f"no episode ended in {step_limit} steps: set [neatpar] max_steps, or make "
                                    f"the environment end its episodes")
-            rows, obs, index, owners = [], [], [], []
+            rows, obs, index, resets = [], [], [], set()
             for behavior, spec in specs.items():
                 decision, terminal = env.get_steps(behavior)
                 for i, agent_id in enumerate(terminal.agent_id):
@@ -202,12 +248,12 @@ class EpisodeRunner:
                     agent.steps += 1
                     rows.append(agent.row)
                     index.append(agent.genome if agent.genome is not None else 0)
-                    owners.append((behavior, i))
                 if len(decision):
                     obs.append(np.concatenate([o.reshape(len(decision), -1) for o in decision.obs], axis=1))
             if rows:
-                outputs = kernel.activate(np.concatenate(obs), np.asarray(index, dtype=np.int64),
-                                          np.asarray(rows, dtype=np.int64))
+                rows_array = np.asarray(rows, dtype=np.int64)
+                outputs = self.inference.activate(np.concatenate(obs), np.asarray(index, dtype=np.int64),
+                                                  rows_array, np.isin(rows_array, list(resets)))
                 start = 0
                 for behavior, spec in specs.items():
                     decision, _ = env.get_steps(behavior)
@@ -218,7 +264,6 @@ class EpisodeRunner:
                 stats.agent_steps += len(rows)
             env.step()
             stats.env_steps += 1
-        return returns, stats
 
 
 def aggregate(episode_returns: list[float], how: str) -> float:
@@ -239,12 +284,13 @@ class UnityEvaluator:
     def __init__(self, env: str | None, behaviors, *, max_steps: int = 1000, episodes_per_genome: int = 1,
                  network: str = "feedforward", fitness: str = "mean", seed: int | None = None,
                  env_args=(), time_scale: float = 20.0, no_graphics: bool = True, timeout: float = 60.0,
-                 log_folder: str | None = None, worker_id: int = 0, env_parameters=(), _run: RunConfig | None = None):
+                 log_folder: str | None = None, worker_id: int = 0, env_parameters=(), inference: str = "inprocess",
+                 workers: int = 2, _run: RunConfig | None = None):
         self.run = _run or RunConfig(
             env=env, behaviors=_roles(behaviors), env_args=tuple(env_args), max_steps=max_steps,
             episodes_per_genome=episodes_per_genome, network=network, fitness=fitness, seed=seed,
             time_scale=time_scale, no_graphics=no_graphics, timeout=timeout, worker_id=worker_id,
-            env_parameters=tuple(dict(env_parameters).items()))
+            env_parameters=tuple(dict(env_parameters).items()), inference=inference, workers=workers)
         _validate(self.run)
         self.bridge = SimulatorBridge(
             self.run.env, args=self.run.env_args, no_graphics=self.run.no_graphics, time_scale=self.run.time_scale,
@@ -256,6 +302,7 @@ class UnityEvaluator:
         self.last_stats = GenerationStats()
         self.episode_returns: dict[int, list[float]] = {}
         self._runner: EpisodeRunner | None = None
+        self._inference = None  # created with the first runner, in this (main) process
 
     @classmethod
     def from_config(cls, path: str, log_folder: str | None = None) -> "UnityEvaluator":
@@ -267,7 +314,7 @@ class UnityEvaluator:
         """neat-python's fitness callback: sets genome.fitness for every (key, genome) pair."""
         pairs = list(genomes)
         if self._runner is None or self._runner.neat_config is not config:
-            self._runner = EpisodeRunner(self.bridge, self.run, config)
+            self._runner = EpisodeRunner(self.bridge, self.run, config, self.inference)
         objects = [g for _, g in pairs]
         returns, self.last_stats = self._runner.evaluate(objects, self.champion, self.files, self.generation)
         self.episode_returns = {}
@@ -286,8 +333,30 @@ class UnityEvaluator:
             [genome], self.champion or genome, self.files, self.generation)
         return returns[0]
 
+    @property
+    def inference(self):
+        """Where the networks run ([neatpar] inference); its pool starts with the first use."""
+        if self._inference is None:
+            self._inference = make_inference(self.run.inference, self.run.workers, timeout=self.run.timeout)
+        return self._inference
+
+    @property
+    def inference_note(self) -> str:
+        """Which inference runs, and for auto why (after the first step)."""
+        reason = getattr(self._inference, "reason", "")
+        if reason:
+            return reason
+        if self.run.inference == "pool":
+            return f"inference: pool ({self.run.workers} workers)"
+        return f"inference: {self.run.inference}"
+
     def close(self) -> None:
-        self.bridge.close()
+        try:
+            if self._inference is not None:
+                self._inference.close()
+                self._inference = None
+        finally:
+            self.bridge.close()
 
     def __enter__(self) -> "UnityEvaluator":
         return self
@@ -312,6 +381,10 @@ def _validate(run: RunConfig) -> None:
         raise ConfigError(f"fitness = {run.fitness!r}: use one of {', '.join(AGGREGATES)}")
     if run.network not in run_config.NETWORKS:
         raise ConfigError(f"network = {run.network!r}: use one of {', '.join(run_config.NETWORKS)}")
+    if run.inference not in run_config.INFERENCE:
+        raise ConfigError(f"inference = {run.inference!r}: use one of {', '.join(run_config.INFERENCE)}")
+    if not isinstance(run.workers, int) or run.workers < 1:
+        raise ConfigError(f"workers = {run.workers!r}: use a positive integer")
     for name, value in (("max_steps", run.max_steps), ("episodes_per_genome", run.episodes_per_genome)):
         if not isinstance(value, int) or value < 1:
             raise ConfigError(f"{name} = {value!r}: use a positive integer")

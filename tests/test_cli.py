@@ -224,3 +224,9 @@ def test_interrupt_checkpoints_and_resume_continues(tmp_path, sig, code):
     resumed = neatpar_cli("evolve", "--config", config, "--resume", str(latest), "--generations", str(generation + 1))
     assert resumed.returncode == 0, resumed.stderr
     assert stats_rows(out)[-1][0] == str(generation)
+
+
+def test_help_says_which_files_are_unpickled():
+    for command in (["--help"], ["evolve", "--help"], ["play", "--help"]):
+        text = " ".join(neatpar_cli(*command).stdout.split())
+        assert "loading a pickle runs code" in text and "winner.json" in text

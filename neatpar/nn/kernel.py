@@ -141,15 +141,22 @@ class RecurrentPopulation(_Population):
         if rows.shape != (x.shape[0],) or (rows < 0).any() or len(np.unique(rows)) != len(rows):
             raise ValueError(f"rows must be {x.shape[0]} distinct non-negative state-row indices")
         self._grow(int(rows.max()) + 1 if len(rows) else 0)
-        changed = rows[self._genome_of_row[rows] != index]
-        self._state[changed] = 0.0
+        known = self._genome_of_row[rows]
+        self._state[rows[(known != index) & (known != -1)]] = 0.0
         self._genome_of_row[rows] = index
-        read = self._state[rows]
+        outputs, self._state[rows] = self.advance(x, index, self._state[rows])
+        return outputs
+
+    def advance(self, inputs, genome_index, state: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """One step without kept state: (outputs, new state) from `state` ((agents, stride), one
+        row per input row). What activate() does; a caller that keeps state elsewhere (shared
+        memory) uses this."""
+        x, index = self._check(inputs, genome_index)
+        read = np.array(state, dtype=np.float64, copy=True)
         read[:, :self.num_inputs] = x
         write = read.copy()
         self._run(index, read, write)
-        self._state[rows] = write
-        return self._outputs(write)
+        return self._outputs(write), write
 
     def _grow(self, count: int) -> None:
         if count > len(self._state):

@@ -13,6 +13,7 @@ Accepts the arguments Unity players get (`--mlagents-port`, `-logFile PATH`, `-n
 """
 from __future__ import annotations
 
+import os
 import sys
 import time
 import traceback
@@ -85,6 +86,8 @@ class Log:
     """The player's log file (Unity's -logFile); nothing goes to stdout."""
 
     def __init__(self, path: str | None):
+        if path and os.path.dirname(path):
+            os.makedirs(os.path.dirname(path), exist_ok=True)
         self._file = open(path, "a", buffering=1 << 16) if path else None
         self._flushed = time.monotonic()
 

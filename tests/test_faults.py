@@ -1,0 +1,157 @@
+"""Faults a long `neatpar evolve` meets, injected into real runs: killed and hung pool workers, a
+killed simulator, Ctrl+C and SIGTERM at random moments. After each: the run completes or stops
+cleanly, no process or shared-memory segment is left, and the checkpoints load."""
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from conftest import ROOT
+from neatpar.run_folder import load_checkpoint
+from test_cli import ball_cfg, neatpar_cli, stats_rows
+from test_exchange import shm_segments
+from test_inference import processes_marked
+
+pytestmark = pytest.mark.slow
+
+
+def cmdline(pid):
+    try:
+        return open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+class Run:
+    """`neatpar evolve` in a subprocess whose processes carry a marker in their environment."""
+
+    def __init__(self, config, out, *extra):
+        self.mark = f"{os.getpid()}-{time.monotonic_ns()}"
+        env = {**os.environ, "NEATPAR_TEST_MARK": self.mark}
+        self.proc = subprocess.Popen([sys.executable, "-m", "neatpar.cli", "evolve", "--config", config, "--out",
+                                      str(out), *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True, cwd=ROOT, env=env)
+        self.lines = []
+
+    def family(self):
+        return [p for p in processes_marked(f"NEATPAR_TEST_MARK={self.mark}") if p != self.proc.pid]
+
+    def simulators(self):
+        return [p for p in self.family() if "neatpar.sim" in cmdline(p)]
+
+    def workers(self):
+        return [p for p in self.family() if "spawn_main" in cmdline(p)]
+
+    def wait_for(self, prefix, timeout=120):
+        deadline = time.monotonic() + timeout
+        for line in self.proc.stdout:
+            self.lines.append(line)
+            if line.startswith(prefix) or time.monotonic() > deadline:
+                return
+
+    def finish(self, timeout=300):
+        try:
+            out, err = self.proc.communicate(timeout=timeout)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+        self.lines.extend(out.splitlines(True))
+        return self.proc.returncode, err
+
+    def assert_clean(self, segments_before):
+        deadline = time.monotonic() + 5
+        while self.family() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert self.family() == [], f"left running: {[cmdline(p) for p in self.family()]}"
+        assert shm_segments() == segments_before
+
+
+def test_pool_workers_killed_and_hung_mid_run_change_nothing(tmp_path):
+    config = ball_cfg(tmp_path, generations=4, interval=2, inference="pool", workers=2, timeout=3)
+    reference = neatpar_cli("evolve", "--config", config, "--out", str(tmp_path / "reference"))
+    assert reference.returncode == 0, reference.stderr
+    before = shm_segments()
+    run = Run(config, tmp_path / "faulty")
+    run.wait_for("gen    0")
+    first, second = run.workers()[:2]
+    os.kill(first, signal.SIGKILL)
+    run.wait_for("gen    1")
+    os.kill(second, signal.SIGSTOP)  # a worker that hangs: killed after the timeout, step redone
+    code, err = run.finish()
+    assert code == 0, err
+    assert "redoing it" in err
+    assert stats_rows(tmp_path / "faulty") == stats_rows(tmp_path / "reference")  # the same run, exactly
+    run.assert_clean(before)
+
+
+def test_simulator_killed_mid_episode_is_relaunched_and_the_generation_completes(tmp_path):
+    config = ball_cfg(tmp_path, generations=12, interval=2, env_args="--agents 4 --max-steps 200", max_steps=200)
+    run = Run(config, tmp_path / "run")
+    run.wait_for("gen    1")
+    for pid in run.simulators():
+        os.kill(pid, signal.SIGKILL)
+    code, err = run.finish()
+    assert code == 0, err
+    assert "relaunching it" in err
+    assert [int(row[0]) for row in stats_rows(tmp_path / "run")] == list(range(12))
+    run.assert_clean(shm_segments())
+
+
+def test_simulator_failing_three_times_is_a_clear_error_with_checkpoints_intact(tmp_path):
+    config = ball_cfg(tmp_path, generations=50, interval=1)
+    run = Run(config, tmp_path / "run")
+    run.wait_for("gen    1")
+    stop = threading.Event()
+
+    def keep_killing():
+        while not stop.is_set():
+            for pid in run.simulators():
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.05)
+    killer = threading.Thread(target=keep_killing, daemon=True)
+    killer.start()
+    try:
+        code, err = run.finish()
+    finally:
+        stop.set()
+        killer.join()
+    assert code == 1
+    assert err.strip().splitlines()[-1].startswith("neatpar: error: the simulator failed 3 times")
+    for checkpoint in (tmp_path / "run" / "checkpoints").glob("checkpoint-*.gz"):
+        load_checkpoint(str(checkpoint))
+    run.assert_clean(shm_segments())
+
+
+def test_ctrl_c_and_sigterm_at_random_moments(tmp_path):
+    rng = random.Random(7)
+    config = ball_cfg(tmp_path, generations=200, interval=2, inference="auto")
+    before = shm_segments()
+    latest = None
+    for trial in range(10):
+        sig = (signal.SIGINT, signal.SIGTERM)[trial % 2]
+        out = tmp_path / f"run{trial}"
+        run = Run(config, out)
+        time.sleep(rng.uniform(1.0, 5.0))
+        run.proc.send_signal(sig)
+        code, err = run.finish(timeout=120)
+        assert code == (130 if sig == signal.SIGINT else 143), err
+        checkpoints = sorted((out / "checkpoints").glob("checkpoint-*.gz")) if out.exists() else []
+        for checkpoint in checkpoints:
+            load_checkpoint(str(checkpoint))
+        assert not list(out.glob("**/.*.tmp-*"))
+        run.assert_clean(before)
+        if checkpoints:
+            latest = max(checkpoints, key=lambda p: int(p.name.split("-")[1].split(".")[0]))
+    assert latest is not None
+    generation = int(latest.name.split("-")[1].split(".")[0])
+    resumed = neatpar_cli("evolve", "--config", config, "--resume", str(latest), "--generations", str(generation + 1))
+    assert resumed.returncode == 0, resumed.stderr

@@ -1,0 +1,162 @@
+"""Pool inference (the design's shape) against in-process inference: the same actions, always."""
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import neat
+import numpy as np
+import pytest
+
+from conftest import ROOT, wait_gone
+from neat_configs import write_config
+from neatpar import config as run_config
+from neatpar.inference import AutoInference, InProcessInference, PoolInference
+from neatpar.nn import FeedForwardPopulation, RecurrentPopulation
+from neatpar.runner import UnityEvaluator
+from simenv import BUILDS, free_worker_id
+from test_cli import ball_cfg, neatpar_cli
+from test_exchange import shm_segments
+
+
+def evolved(tmp_path, feed_forward, count=12, outputs=2):
+    path = write_config(tmp_path, f"k{feed_forward}.cfg", pop_size=count, num_inputs=8, num_outputs=outputs,
+                        feed_forward=str(feed_forward).lower(), activation_options="tanh sigmoid relu",
+                        activation_mutate_rate=0.3, activation_default="tanh")
+    config = neat.Config(neat.DefaultGenome, neat.DefaultReproduction, neat.DefaultSpeciesSet,
+                         neat.DefaultStagnation, path)
+    genomes = list(neat.Population(config, seed=1).population.values())
+    for g in genomes:
+        for _ in range(12):
+            g.mutate(config.genome_config)
+    return config, genomes
+
+
+def steps(count, agents, genomes, seed=0):
+    """Batches like the runner's: varying agent subsets, genome changes, resets."""
+    rng = np.random.default_rng(seed)
+    owner = rng.integers(0, genomes, agents)
+    for _ in range(count):
+        present = np.flatnonzero(rng.random(agents) < 0.8)
+        reset = rng.random(len(present)) < 0.1
+        change = present[reset & (rng.random(len(present)) < 0.5)]
+        owner[change] = rng.integers(0, genomes, len(change))
+        yield rng.normal(size=(len(present), 8)), owner[present].copy(), present.astype(np.int64), reset
+
+
+@pytest.mark.parametrize("feed_forward", [True, False])
+def test_pool_gives_the_same_actions_step_by_step(tmp_path, feed_forward):
+    config, genomes = evolved(tmp_path, feed_forward)
+    kind = FeedForwardPopulation if feed_forward else RecurrentPopulation
+    local, pool = InProcessInference(), PoolInference(2)
+    before = shm_segments()
+    try:
+        local.install(kind.create(genomes, config))
+        pool.install(kind.create(genomes, config))
+        for obs, index, rows, reset in steps(60, 30, len(genomes)):
+            assert np.array_equal(local.activate(obs, index, rows, reset), pool.activate(obs, index, rows, reset))
+    finally:
+        pool.close()
+    assert shm_segments() == before
+
+
+def kill_worker(pool_inference, sig):
+    pid = pool_inference.pool.pids[0]
+    os.kill(pid, sig)
+    return pid
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGSTOP])
+def test_worker_death_or_hang_redoes_the_step_with_the_same_result(tmp_path, sig):
+    config, genomes = evolved(tmp_path, False)
+    local, pool = InProcessInference(), PoolInference(2, timeout=1.0)
+    before = shm_segments()
+    try:
+        local.install(RecurrentPopulation.create(genomes, config))
+        pool.install(RecurrentPopulation.create(genomes, config))
+        for i, (obs, index, rows, reset) in enumerate(steps(20, 16, len(genomes), seed=3)):
+            if i == 10:
+                victim = kill_worker(pool, sig)  # SIGSTOP: a worker that hangs
+            assert np.array_equal(local.activate(obs, index, rows, reset), pool.activate(obs, index, rows, reset))
+        assert pool.redone >= 1 and victim not in pool.pool.pids
+    finally:
+        pool.close()
+    assert not wait_gone([victim], 3.0) and shm_segments() == before
+
+
+def test_auto_keeps_the_faster_and_says_why(tmp_path):
+    config, genomes = evolved(tmp_path, True)
+    auto = AutoInference(2)
+    try:
+        auto.install(FeedForwardPopulation.create(genomes, config))
+        obs, index, rows, reset = next(steps(1, 20, len(genomes)))
+        auto.activate(obs, index, rows, reset)
+        assert auto.chosen is not None and auto.reason.startswith(f"inference auto: {auto.chosen.name}")
+        assert "ms per step in process" in auto.reason and "pool workers" in auto.reason
+    finally:
+        auto.close()
+
+
+def runner_fitness(tmp_path, inference, teams=False):
+    if teams:
+        section = {"env": os.path.join(BUILDS, "teams"), "env_args": "--areas 3 --max-steps 25",
+                   "behaviors": "Blue?team=0: population, Purple?team=1: champion", "max_steps": 25}
+        outputs = 7
+    else:
+        section = {"env": os.path.join(BUILDS, "ball"), "env_args": "--agents 4 --max-steps 25",
+                   "behaviors": "Ball3D?team=0: population", "max_steps": 25, "network": "recurrent"}
+        outputs = 2
+    section.update(seed=5, worker_id=free_worker_id(), inference=inference, workers=2)
+    path = write_config(tmp_path, f"{inference}-{teams}.cfg", neatpar=section, pop_size=10, num_inputs=8,
+                        num_outputs=outputs, feed_forward="false" if not teams else "true",
+                        activation_options="tanh", activation_default="tanh")
+    config, run = run_config.load(path)
+    population = neat.Population(config, seed=2)
+    with UnityEvaluator(run.env, run.behaviors, _run=run) as evaluator:
+        population.run(evaluator.evaluate, 2)
+        return sorted((k, g.fitness) for k, g in population.population.items() if g.fitness is not None), \
+            evaluator.champion.fitness
+
+
+@pytest.mark.parametrize("teams", [False, True])
+def test_runner_results_identical_in_process_and_on_the_pool(tmp_path, teams):
+    # Ball: continuous, recurrent, 10 genomes on 4 agents; teams: discrete with masks vs the champion.
+    assert runner_fitness(tmp_path, "inprocess", teams) == runner_fitness(tmp_path, "pool", teams)
+
+
+def processes_marked(mark):
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if mark.encode() in open(f"/proc/{pid}/environ", "rb").read():
+                found.append(int(pid))
+        except OSError:
+            pass
+    return found
+
+
+def test_ctrl_c_with_pool_inference_leaves_no_processes_or_segments(tmp_path):
+    mark = f"NEATPAR_TEST_MARK={os.getpid()}-{time.monotonic_ns()}"
+    before = shm_segments()
+    config = ball_cfg(tmp_path, generations=100, interval=50, inference="pool", workers=2)
+    env = {**os.environ, mark.split("=")[0]: mark.split("=")[1]}
+    proc = subprocess.Popen([sys.executable, "-m", "neatpar.cli", "evolve", "--config", config, "--out",
+                             str(tmp_path / "run")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=ROOT, env=env)
+    try:
+        for line in proc.stdout:
+            if line.startswith("gen    1"):
+                break
+        assert len(processes_marked(mark)) >= 4  # the CLI, two pool workers, the simulator
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130
+    deadline = time.monotonic() + 5
+    while processes_marked(mark) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert processes_marked(mark) == [] and shm_segments() == before

@@ -1,0 +1,138 @@
+"""The three seed failures as regression tests, against the real components."""
+import hashlib
+import os
+import pickle
+import subprocess
+import sys
+import time
+
+import neat
+import numpy as np
+import pytest
+
+import neatpar
+from conftest import ROOT, load_config
+from neatpar.bridge import SimulatorBridge
+from neatpar.errors import LiveHandleError
+from neatpar.exchange import StepExchange
+from neatpar.inference import PoolInference
+from neatpar.nn import FeedForwardPopulation
+from neatpar.serialize import dumps
+from simenv import BUILDS, free_worker_id, simulator
+from test_inference import processes_marked
+
+EXAMPLES = os.path.join(ROOT, "examples")
+SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripts")
+
+
+def marked_run(args, timeout=180, env=None):
+    mark = f"{os.getpid()}-{time.monotonic_ns()}"
+    result = subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=ROOT, timeout=timeout,
+                            env={**os.environ, "NEATPAR_TEST_MARK": mark, **(env or {})})
+    deadline = time.monotonic() + 5
+    while processes_marked(f"NEATPAR_TEST_MARK={mark}") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert processes_marked(f"NEATPAR_TEST_MARK={mark}") == [], "processes outlived the script"
+    return result
+
+
+# ---------------------------------------------------------------- the design seed
+
+def test_design_seed_parent_connection_keeps_stepping_after_the_pool():
+    result = marked_run([os.path.join(EXAMPLES, "seed_global_connection.py"), "--steps", "8",
+                         "--worker-id", str(free_worker_id())])
+    assert result.returncode == 0, result.stderr
+    assert "environment still stepping after the pool exited: 8 steps" in result.stdout
+
+
+def test_design_seed_unguarded_connection_is_a_clear_error_not_a_respawn_loop():
+    started = time.monotonic()
+    result = marked_run([os.path.join(SCRIPTS, "seed_unguarded_env.py")],
+                        env={"NEATPAR_TEST_WORKER_ID": str(free_worker_id())})
+    assert time.monotonic() - started < 60
+    assert result.returncode != 0
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("neatpar.errors.UnguardedScriptError")
+    assert "UnityWorkerInUseException" in last and 'if __name__ == "__main__":' in last
+
+
+# ---------------------------------------------------------------- the tampering seed
+
+def digest(obj) -> str:
+    return hashlib.blake2b(dumps(obj), digest_size=16).hexdigest()
+
+
+def genome_digest(genome, config):
+    """A 'fitness' that reports what arrived: a digest of the genome and config as received."""
+    return float(int(hashlib.blake2b(dumps((genome, config.genome_config.num_inputs)), digest_size=6).hexdigest(), 16))
+
+
+def kernel_digest(kernel):
+    t = kernel.tables
+    return hashlib.blake2b(b"".join(a.tobytes() for a in (t.genome_start, t.node_slot, t.link_src, t.link_w,
+                                                          t.node_bias, t.node_resp)), digest_size=16).hexdigest()
+
+
+def read_chunk(spec, step):
+    from neatpar.inference import _exchange
+    obs, index, rows, reset = _exchange(spec).read(step, 0, 4)
+    return obs.tobytes(), index.tobytes()
+
+
+def test_what_neatpar_sends_leaves_the_sender_unchanged_and_arrives_equal():
+    config = load_config()
+    genomes = list(neat.Population(config, seed=2).population.items())
+    next(iter(genomes))[1].mutate_add_node(config.genome_config)  # a config whose node counter runs
+    before = {k: digest(g) for k, g in genomes}, digest(config)
+    expected = {k: genome_digest(g, config) for k, g in genomes}
+    with neatpar.ParallelEvaluator(2, genome_digest) as evaluator:                    # genomes, config
+        evaluator.evaluate(genomes, config)
+    assert {k: g.fitness for k, g in genomes} == expected                           # arrived equal
+    for _, g in genomes:
+        g.fitness = None
+    assert ({k: digest(g) for k, g in genomes}, digest(config)) == before         # sender unchanged
+
+    kernel = FeedForwardPopulation.create([g for _, g in genomes], config)         # compiled networks
+    sent = kernel_digest(kernel)
+    with neatpar.Pool(1) as pool:
+        ref = pool.share(kernel)
+        assert pool.apply_async(kernel_digest, (ref,)).get(60) == sent
+        obs = np.random.default_rng(0).normal(size=(4, 2))                         # observation chunks
+        copy = obs.copy()
+        exchange = StepExchange.create(4, 2, 1, 1)
+        try:
+            exchange.publish(1, obs, np.arange(4), np.arange(4), np.zeros(4, np.uint8))
+            received = pool.apply_async(read_chunk, (exchange.spec, 1)).get(60)
+        finally:
+            exchange.close()
+    assert kernel_digest(kernel) == sent and np.array_equal(obs, copy)
+    assert received == (copy.tobytes(), np.arange(4, dtype=np.int64).tobytes())
+
+
+def keep(value):
+    return value
+
+
+def test_live_handles_are_refused_with_their_name():
+    with simulator("ball", args=["--agents", "2"]) as env, neatpar.Pool(1) as pool:
+        with pytest.raises(LiveHandleError, match=r"args\[0\]\['env'\] \(Unity environment connection"):
+            pool.apply_async(keep, ({"env": env},))
+    bridge = SimulatorBridge(os.path.join(BUILDS, "ball"))
+    with pytest.raises(LiveHandleError, match="SimulatorBridge cannot be pickled"):
+        pickle.dumps(bridge)
+    inference = PoolInference(1)
+    try:
+        with pytest.raises(LiveHandleError, match="neatpar Pool cannot be sent"):
+            pickle.dumps(inference.pool)
+    finally:
+        inference.close()
+
+
+# ---------------------------------------------------------------- the shared-memory seed
+
+def test_shared_memory_seed_example_stale_the_seeds_way_clean_through_the_exchange():
+    result = marked_run([os.path.join(EXAMPLES, "seed_shared_memory.py"), "--steps", "200"])
+    assert result.returncode == 0, result.stderr
+    seed_way, neatpar_way = result.stdout.strip().splitlines()
+    assert int(seed_way.split(": ")[1].split()[0]) > 0
+    assert neatpar_way.startswith("neatpar's way: 0 stale")
