@@ -10,15 +10,13 @@ Usage: python bench/bench_inference.py [--reps N]
 """
 import argparse
 import os
-import statistics
 import sys
-import time
 
 import neat
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_kernel import seed_design_step  # noqa: E402
+from bench_kernel import median_time, seed_design_step  # noqa: E402
 from realistic_genomes import realistic  # noqa: E402
 
 from neatpar.inference import InProcessInference, PoolInference  # noqa: E402
@@ -26,13 +24,8 @@ from neatpar.nn import FeedForwardPopulation  # noqa: E402
 
 
 def per_step(fn, reps):
-    fn()
-    times = []
-    for _ in range(reps):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    fn()  # warm-up: installs the networks in the pool workers
+    return median_time(fn, reps)
 
 
 def main():

@@ -10,7 +10,10 @@ from .errors import (
     WorkerStartError,
 )
 from .evaluator import ParallelEvaluator
+from .handles import install_exit_guard
 from .pool import Pool
+
+install_exit_guard()
 
 
 def __getattr__(name):

@@ -107,3 +107,34 @@ class ClearedGlobal:
 
     def __reduce__(self):
         return (ClearedGlobal, (object.__getattribute__(self, "_name"), object.__getattribute__(self, "_kind")))
+
+
+def _close_environments_before_thread_shutdown() -> None:
+    """Close every open mlagents UnityEnvironment before Python joins its threads at exit.
+
+    mlagents-envs 0.28 closes an environment from an atexit handler, but Python first joins the
+    gRPC server's worker threads, one of which waits for the main thread's next reply to the game:
+    a script that ends (often by an exception) without env.close() hangs forever at exit. Closing
+    first answers the game with "quit" and lets the thread end, as env.close() would.
+    """
+    import gc
+    import sys
+    environment = sys.modules.get("mlagents_envs.environment")
+    if environment is None:
+        return
+    for obj in gc.get_objects():
+        if isinstance(obj, environment.UnityEnvironment) and getattr(obj, "_loaded", False):
+            try:
+                obj._close(timeout=5)
+            except Exception:  # noqa: BLE001 - best effort at exit
+                pass
+
+
+def install_exit_guard() -> None:
+    """Register the guard above with threading's exit hooks (which run before its thread joins)."""
+    import concurrent.futures.thread  # noqa: F401 - registers its thread joins first: ours then run before
+    import threading
+    register = getattr(threading, "_register_atexit", None)
+    if register is not None and not getattr(install_exit_guard, "done", False):
+        register(_close_environments_before_thread_shutdown)
+        install_exit_guard.done = True

@@ -27,10 +27,50 @@ from .handles import ClearedGlobal, close_quietly, find_live_handles, is_connect
 _channel = None  # this worker's connection to the parent, set by _arm()
 
 
+_importing_main = False  # True from _arm() until worker_main() starts
+
+
+class _UnityGuard:
+    """A one-shot import hook: when mlagents_envs.environment is imported during the main
+    re-import, UnityEnvironment() refuses to run there. (Left alone, a module-level
+    UnityEnvironment would launch a second game on the parent's port; the stock server's
+    SO_REUSEPORT even lets it bind that port.)"""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "mlagents_envs.environment":
+            return None
+        sys.meta_path.remove(self)
+        import importlib.util
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.loader is not None and hasattr(spec.loader, "exec_module"):
+            load = spec.loader.exec_module
+
+            def exec_module(module):
+                load(module)
+                _guard(module.UnityEnvironment)
+            spec.loader.exec_module = exec_module
+        return spec
+
+
+def _guard(cls) -> None:
+    original = cls.__init__
+
+    def __init__(self, *args, **kwargs):
+        if _importing_main:
+            raise RuntimeError(
+                "UnityEnvironment() ran at import time in a neatpar pool worker (spawn re-imports your "
+                "main script in every worker); the connection must be created by the main process only")
+        original(self, *args, **kwargs)
+
+    cls.__init__ = __init__
+
+
 def _arm(conn) -> None:
     """Runs in the child while it unpickles its preparation data, before the main re-import."""
-    global _channel
+    global _channel, _importing_main
     _channel = conn
+    _importing_main = True
+    sys.meta_path.insert(0, _UnityGuard())
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C is the parent's to handle
     previous = sys.excepthook
 
@@ -152,6 +192,8 @@ def _unguarded_message(connecting: list[tuple[str, str]]) -> str:
 def worker_main(clear_names: tuple[str, ...], initializer: Callable | None, initargs: tuple,
                 max_units: int | None, progress, slot: int) -> None:
     """Process target of every pool worker: clear globals, run the initializer, serve tasks."""
+    global _importing_main
+    _importing_main = False
     _watch_parent()
     connecting = clear_globals(clear_names)
     if connecting:

@@ -53,7 +53,8 @@ def test_design_seed_unguarded_connection_is_a_clear_error_not_a_respawn_loop():
     assert result.returncode != 0
     last = result.stderr.strip().splitlines()[-1]
     assert last.startswith("neatpar.errors.UnguardedScriptError")
-    assert "UnityWorkerInUseException" in last and 'if __name__ == "__main__":' in last
+    assert "UnityEnvironment() ran at import time in a neatpar pool worker" in last
+    assert 'if __name__ == "__main__":' in last
 
 
 # ---------------------------------------------------------------- the tampering seed
