@@ -98,7 +98,7 @@ def _default_out(config_path: str) -> str:
     return os.path.join("runs", f"{stem}-{time.strftime('%Y%m%d-%H%M%S')}")
 
 
-def _restore(path: str, config, run) -> tuple:
+def _restore(path: str, config) -> tuple:
     generation, saved_config, population, species_set, rndstate, extras = load_checkpoint(path)
     old, new = saved_config.genome_config, config.genome_config
     if (old.num_inputs, old.num_outputs) != (new.num_inputs, new.num_outputs):
@@ -137,7 +137,7 @@ def evolve(args) -> int:
     evaluator = UnityEvaluator(run.env, run.behaviors, _run=run, log_folder=None)  # checks the build path
     rows: list = []
     if checkpoint:
-        population, extras = _restore(checkpoint, config, run)
+        population, extras = _restore(checkpoint, config)
         evaluator.champion = extras.get("champion")
         evaluator.generation = extras.get("evaluator_generation", population.generation)
         rows.extend(extras.get("rows", []))

@@ -172,8 +172,151 @@ static PyObject *run(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* ------------------------------------------------------------------ feed-forward structure
+ * ff_structure(src, dst, conn_start, num_inputs, num_outputs,
+ *              node_key, genome_node_start, link_conn, node_link_start, link_slot, node_slot, stride)
+ * For each genome (its enabled connections src[k] -> dst[k], k in [conn_start[g], conn_start[g+1]),
+ * in the genome's connection order), what neat-python's FeedForwardNetwork.create evaluates: the
+ * nodes an output depends on, in an order where every node comes after its sources (Kahn's; nodes
+ * on a cycle never become ready and are left out), each with all its incoming links in
+ * connection order. Slots: input key -j-1 -> j, output key o -> num_inputs + o, then the other
+ * evaluated nodes in evaluation order. Outputs are written into the preallocated arrays; returns
+ * (nodes written, links written). */
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static Py_ssize_t find_key(const int64_t *keys, Py_ssize_t n, int64_t key)
+{
+    Py_ssize_t lo = 0, hi = n - 1;
+    while (lo <= hi) {
+        Py_ssize_t mid = (lo + hi) / 2;
+        if (keys[mid] == key) return mid;
+        if (keys[mid] < key) lo = mid + 1; else hi = mid - 1;
+    }
+    return -1;
+}
+
+static PyObject *ff_structure(PyObject *self, PyObject *args)
+{
+    Py_buffer b_src, b_dst, b_cs, b_key, b_gns, b_lc, b_nls, b_lslot, b_nslot, b_stride;
+    Py_ssize_t num_inputs, num_outputs;
+    if (!PyArg_ParseTuple(args, "y*y*y*nnw*w*w*w*w*w*w*", &b_src, &b_dst, &b_cs, &num_inputs, &num_outputs,
+                          &b_key, &b_gns, &b_lc, &b_nls, &b_lslot, &b_nslot, &b_stride))
+        return NULL;
+    const int64_t *src = b_src.buf, *dst = b_dst.buf, *cs = b_cs.buf;
+    int64_t *node_key = b_key.buf, *gns = b_gns.buf, *link_conn = b_lc.buf, *nls = b_nls.buf;
+    int32_t *link_slot = b_lslot.buf, *node_slot = b_nslot.buf;
+    int64_t *stride_out = b_stride.buf;
+    Py_ssize_t genomes = b_cs.len / (Py_ssize_t)sizeof(int64_t) - 1;
+    Py_ssize_t max_conn = 0;
+    for (Py_ssize_t g = 0; g < genomes; g++)
+        if (cs[g + 1] - cs[g] > max_conn) max_conn = cs[g + 1] - cs[g];
+    Py_ssize_t cap = 2 * max_conn + num_outputs + 1;
+    int64_t *keys = malloc(sizeof(int64_t) * cap);
+    Py_ssize_t *pred_start = malloc(sizeof(Py_ssize_t) * (cap + 1)), *pred = malloc(sizeof(Py_ssize_t) * (max_conn + 1));
+    Py_ssize_t *succ_start = malloc(sizeof(Py_ssize_t) * (cap + 1)), *succ = malloc(sizeof(Py_ssize_t) * (max_conn + 1));
+    Py_ssize_t *fill = malloc(sizeof(Py_ssize_t) * (cap + 1)), *stack = malloc(sizeof(Py_ssize_t) * (cap + 1));
+    Py_ssize_t *waiting = malloc(sizeof(Py_ssize_t) * (cap + 1)), *order = malloc(sizeof(Py_ssize_t) * (cap + 1));
+    Py_ssize_t *slot = malloc(sizeof(Py_ssize_t) * (cap + 1));
+    char *required = malloc(cap + 1);
+    Py_ssize_t dst_of_conn_cap = max_conn + 1;
+    Py_ssize_t *dense_dst = malloc(sizeof(Py_ssize_t) * dst_of_conn_cap), *dense_src = malloc(sizeof(Py_ssize_t) * dst_of_conn_cap);
+    if (!keys || !pred_start || !pred || !succ_start || !succ || !fill || !stack || !waiting || !order || !slot ||
+        !required || !dense_dst || !dense_src) {
+        free(keys); free(pred_start); free(pred); free(succ_start); free(succ); free(fill); free(stack);
+        free(waiting); free(order); free(slot); free(required); free(dense_dst); free(dense_src);
+        PyBuffer_Release(&b_src); PyBuffer_Release(&b_dst); PyBuffer_Release(&b_cs); PyBuffer_Release(&b_key);
+        PyBuffer_Release(&b_gns); PyBuffer_Release(&b_lc); PyBuffer_Release(&b_nls); PyBuffer_Release(&b_lslot);
+        PyBuffer_Release(&b_nslot); PyBuffer_Release(&b_stride);
+        return PyErr_NoMemory();
+    }
+    Py_ssize_t nodes_out = 0, links_out = 0;
+    gns[0] = 0;
+    nls[0] = 0;
+    for (Py_ssize_t g = 0; g < genomes; g++) {
+        Py_ssize_t c0 = cs[g], nc = cs[g + 1] - cs[g], n = 0;
+        /* distinct non-input keys: outputs, targets, non-input sources */
+        for (Py_ssize_t o = 0; o < num_outputs; o++) keys[n++] = o;
+        for (Py_ssize_t k = 0; k < nc; k++) {
+            keys[n++] = dst[c0 + k];
+            if (src[c0 + k] >= 0) keys[n++] = src[c0 + k];
+        }
+        qsort(keys, n, sizeof(int64_t), cmp_i64);
+        Py_ssize_t u = 0;
+        for (Py_ssize_t i = 0; i < n; i++) if (i == 0 || keys[i] != keys[i - 1]) keys[u++] = keys[i];
+        n = u;
+        for (Py_ssize_t i = 0; i <= n; i++) { pred_start[i] = 0; succ_start[i] = 0; }
+        for (Py_ssize_t k = 0; k < nc; k++) {
+            dense_dst[k] = find_key(keys, n, dst[c0 + k]);
+            dense_src[k] = src[c0 + k] >= 0 ? find_key(keys, n, src[c0 + k]) : -1;
+            pred_start[dense_dst[k] + 1]++;
+        }
+        for (Py_ssize_t i = 0; i < n; i++) pred_start[i + 1] += pred_start[i];
+        for (Py_ssize_t i = 0; i < n; i++) fill[i] = pred_start[i];
+        for (Py_ssize_t k = 0; k < nc; k++) pred[fill[dense_dst[k]]++] = k;  /* connection order kept */
+        /* required: outputs and every non-input node they depend on */
+        memset(required, 0, n);
+        Py_ssize_t top = 0;
+        for (Py_ssize_t o = 0; o < num_outputs; o++) { Py_ssize_t d = find_key(keys, n, o); required[d] = 1; stack[top++] = d; }
+        while (top) {
+            Py_ssize_t v = stack[--top];
+            for (Py_ssize_t p = pred_start[v]; p < pred_start[v + 1]; p++) {
+                Py_ssize_t s = dense_src[pred[p]];
+                if (s >= 0 && !required[s]) { required[s] = 1; stack[top++] = s; }
+            }
+        }
+        /* successors among required nodes, and waiting counts */
+        for (Py_ssize_t k = 0; k < nc; k++)
+            if (dense_src[k] >= 0 && required[dense_dst[k]]) succ_start[dense_src[k] + 1]++;
+        for (Py_ssize_t i = 0; i < n; i++) succ_start[i + 1] += succ_start[i];
+        for (Py_ssize_t i = 0; i < n; i++) fill[i] = succ_start[i];
+        for (Py_ssize_t k = 0; k < nc; k++)
+            if (dense_src[k] >= 0 && required[dense_dst[k]]) succ[fill[dense_src[k]]++] = dense_dst[k];
+        Py_ssize_t count = 0;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            waiting[i] = 0;
+            if (!required[i]) continue;
+            for (Py_ssize_t p = pred_start[i]; p < pred_start[i + 1]; p++) if (dense_src[pred[p]] >= 0) waiting[i]++;
+            if (waiting[i] == 0) order[count++] = i;
+        }
+        for (Py_ssize_t q = 0; q < count; q++)
+            for (Py_ssize_t p = succ_start[order[q]]; p < succ_start[order[q] + 1]; p++)
+                if (--waiting[succ[p]] == 0) order[count++] = succ[p];
+        /* slots and output */
+        Py_ssize_t next_slot = num_inputs + num_outputs;
+        for (Py_ssize_t i = 0; i < n; i++) slot[i] = keys[i] < num_outputs ? num_inputs + keys[i] : -1;
+        for (Py_ssize_t q = 0; q < count; q++) if (slot[order[q]] < 0) slot[order[q]] = next_slot++;
+        for (Py_ssize_t q = 0; q < count; q++) {
+            Py_ssize_t v = order[q];
+            node_key[nodes_out] = keys[v];
+            node_slot[nodes_out] = (int32_t)slot[v];
+            for (Py_ssize_t p = pred_start[v]; p < pred_start[v + 1]; p++) {
+                Py_ssize_t k = pred[p], s = dense_src[k];
+                link_conn[links_out] = c0 + k;
+                link_slot[links_out] = (int32_t)(s >= 0 ? slot[s] : (-src[c0 + k] - 1));
+                links_out++;
+            }
+            nodes_out++;
+            nls[nodes_out] = links_out;
+        }
+        gns[g + 1] = nodes_out;
+        stride_out[g] = next_slot;
+    }
+    free(keys); free(pred_start); free(pred); free(succ_start); free(succ); free(fill); free(stack);
+    free(waiting); free(order); free(slot); free(required); free(dense_dst); free(dense_src);
+    PyBuffer_Release(&b_src); PyBuffer_Release(&b_dst); PyBuffer_Release(&b_cs); PyBuffer_Release(&b_key);
+    PyBuffer_Release(&b_gns); PyBuffer_Release(&b_lc); PyBuffer_Release(&b_nls); PyBuffer_Release(&b_lslot);
+    PyBuffer_Release(&b_nslot); PyBuffer_Release(&b_stride);
+    return Py_BuildValue("nn", nodes_out, links_out);
+}
+
 static PyMethodDef methods[] = {
     {"run", run, METH_VARARGS, "Evaluate every row's network once (see the module source)."},
+    {"ff_structure", ff_structure, METH_VARARGS, "Feed-forward structure of a population (see the source)."},
     {NULL, NULL, 0, NULL},
 };
 

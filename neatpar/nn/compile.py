@@ -15,6 +15,7 @@ import neat.activations
 import neat.aggregations
 import numpy as np
 
+from . import _kernel
 from ..errors import ConfigError
 
 # Codes of the C kernel; the order matches the enums in _kernel.c.
@@ -131,63 +132,103 @@ class Tables:
         self.input_keys = list(gc.input_keys)
         self.output_keys = list(gc.output_keys)
         self.num_inputs, self.num_outputs = len(self.input_keys), len(self.output_keys)
+        self.recurrent = recurrent
         acts = FunctionTable(gc.activation_defs, BUILTIN_ACTIVATIONS, neat.activations, "activation")
         aggs = FunctionTable(gc.aggregation_function_defs, BUILTIN_AGGREGATIONS, neat.aggregations, "aggregation")
-        structure = _recurrent_structure if recurrent else _feed_forward_structure
-        input_set = set(self.input_keys)
+        self.genome_keys = [g.key for g in genomes]
+        standard_keys = (self.input_keys == [-i - 1 for i in range(self.num_inputs)]
+                         and self.output_keys == list(range(self.num_outputs)))
+        built = (self._feed_forward_in_c(genomes, acts, aggs) if not recurrent and standard_keys
+                 else None) or self._in_python(genomes, acts, aggs)
+        genome_start, node_slot, node_act, node_agg, node_bias, node_resp, link_start, link_src, link_w, stride = built
+        self.stride = int(max(stride, self.num_inputs + self.num_outputs))
+        self.genome_start = np.asarray(genome_start, dtype=np.int64)
+        self.node_slot = np.asarray(node_slot, dtype=np.int32)
+        self.node_act = np.frombuffer(node_act, dtype=np.int8)
+        self.node_agg = np.frombuffer(node_agg, dtype=np.int8)
+        self.node_bias = np.frombuffer(node_bias, dtype=np.float64)
+        self.node_resp = np.frombuffer(node_resp, dtype=np.float64)
+        self.link_start = np.asarray(link_start, dtype=np.int64)
+        self.link_src = np.asarray(link_src, dtype=np.int32)
+        self.link_w = np.asarray(link_w, dtype=np.float64)
+        self.node_counts = np.diff(self.genome_start).tolist()
+        self.link_counts = np.diff(self.link_start[self.genome_start]).tolist()
+        self.max_fan_in = int(np.diff(self.link_start).max()) if len(self.node_slot) else 0
+        self.custom_activations = acts.custom
+        self.custom_aggregations = aggs.custom
+        self.uses_custom = bool(acts.custom or aggs.custom)
 
-        genome_start, node_slot, node_act, node_agg = array("q", [0]), array("i"), array("b"), array("b")
-        node_bias, node_resp, link_start = array("d"), array("d"), array("q", [0])
+    def _node_attributes(self, genome, keys, acts, aggs, out) -> None:
+        node_act, node_agg, node_bias, node_resp = out
+        gene_of, act_code, agg_code = genome.nodes, acts.code, aggs.code
+        for n in keys:
+            gene = gene_of[n]
+            node_act.append(act_code(gene.activation))
+            node_agg.append(agg_code(gene.aggregation))
+            node_bias.append(gene.bias)
+            node_resp.append(gene.response)
+
+    def _feed_forward_in_c(self, genomes, acts, aggs):
+        """The feed-forward structure walked in C (_kernel.ff_structure); None if a genome has a
+        link the C walk does not expect (then the Python walk, with the same result, is used)."""
+        src, dst, weight, starts = array("q"), array("q"), array("d"), array("q", [0])
+        add_src, add_dst, add_w = src.append, dst.append, weight.append
+        for genome in genomes:
+            for (i, o), cg in genome.connections.items():
+                if cg.enabled:
+                    add_src(i)
+                    add_dst(o)
+                    add_w(cg.weight)
+            starts.append(len(src))
+        src_a, dst_a = np.frombuffer(src, np.int64), np.frombuffer(dst, np.int64)
+        if len(src_a) and (src_a.min() < -self.num_inputs or dst_a.min() < 0):
+            return None
+        genomes_n, conns = len(genomes), len(src_a)
+        cap = 2 * conns + genomes_n * self.num_outputs + 1
+        node_key, node_slot = np.empty(cap, np.int64), np.empty(cap, np.int32)
+        genome_start, link_start = np.empty(genomes_n + 1, np.int64), np.empty(cap + 1, np.int64)
+        link_conn, link_src = np.empty(max(conns, 1), np.int64), np.empty(max(conns, 1), np.int32)
+        strides = np.empty(max(genomes_n, 1), np.int64)
+        nodes, links = _kernel.ff_structure(src_a, dst_a, np.frombuffer(starts, np.int64), self.num_inputs,
+                                            self.num_outputs, node_key, genome_start, link_conn, link_start,
+                                            link_src, node_slot, strides)
+        out = (array("b"), array("b"), array("d"), array("d"))
+        keys, bounds = node_key[:nodes].tolist(), genome_start.tolist()
+        for g, genome in enumerate(genomes):
+            self._node_attributes(genome, keys[bounds[g]:bounds[g + 1]], acts, aggs, out)
+        return (genome_start, node_slot[:nodes], *out, link_start[:nodes + 1], link_src[:links],
+                np.frombuffer(weight, np.float64)[link_conn[:links]], int(strides[:genomes_n].max(initial=0)))
+
+    def _in_python(self, genomes, acts, aggs):
+        """The structure neat-python builds, walked in Python (recurrent networks, unusual keys)."""
+        structure = _recurrent_structure if self.recurrent else _feed_forward_structure
+        input_set = set(self.input_keys)
+        genome_start, node_slot, link_start = array("q", [0]), array("i"), array("q", [0])
         link_src, link_w = array("i"), array("d")
-        self.genome_keys, self.node_counts, self.link_counts = [], [], []
-        stride = self.num_inputs + self.num_outputs
-        act_code, agg_code = acts.code, aggs.code
+        out = (array("b"), array("b"), array("d"), array("d"))
+        stride = 0
         fixed_slots = {k: s for s, k in enumerate(self.input_keys + self.output_keys)}
-        add_slot, add_act, add_agg = node_slot.append, node_act.append, node_agg.append
-        add_bias, add_resp, add_start = node_bias.append, node_resp.append, link_start.append
-        add_src, add_w = link_src.append, link_w.append
         for genome in genomes:
             nodes = structure(genome, input_set, self.output_keys)
             slots = dict(fixed_slots)
             for n, _ in nodes:
                 if n not in slots:
                     slots[n] = len(slots)
-            gene_of = genome.nodes
+            self._node_attributes(genome, [n for n, _ in nodes], acts, aggs, out)
             for n, node_links in nodes:
-                gene = gene_of[n]
-                add_slot(slots[n])
-                add_act(act_code(gene.activation))
-                add_agg(agg_code(gene.aggregation))
-                add_bias(gene.bias)
-                add_resp(gene.response)
+                node_slot.append(slots[n])
                 for i, w in node_links:
                     slot = slots.get(i)
                     if slot is None:  # a source that is never evaluated: a constant 0.0 slot
                         slot = slots[i] = len(slots)
-                    add_src(slot)
-                    add_w(w)
-                add_start(len(link_src))
+                    link_src.append(slot)
+                    link_w.append(w)
+                link_start.append(len(link_src))
             genome_start.append(len(node_slot))
             stride = max(stride, len(slots))
-            self.genome_keys.append(genome.key)
-            self.node_counts.append(len(nodes))
-            self.link_counts.append(link_start[-1] - link_start[genome_start[-2]])
-
-        self.recurrent = recurrent
-        self.stride = stride
-        self.genome_start = np.frombuffer(genome_start, dtype=np.int64)
-        self.node_slot = np.frombuffer(node_slot, dtype=np.int32)
-        self.node_act = np.frombuffer(node_act, dtype=np.int8)
-        self.node_agg = np.frombuffer(node_agg, dtype=np.int8)
-        self.node_bias = np.frombuffer(node_bias, dtype=np.float64)
-        self.node_resp = np.frombuffer(node_resp, dtype=np.float64)
-        self.link_start = np.frombuffer(link_start, dtype=np.int64)
-        self.link_src = np.frombuffer(link_src, dtype=np.int32)
-        self.link_w = np.frombuffer(link_w, dtype=np.float64)
-        self.max_fan_in = int(np.diff(self.link_start).max()) if len(node_slot) else 0
-        self.custom_activations = acts.custom
-        self.custom_aggregations = aggs.custom
-        self.uses_custom = bool(acts.custom or aggs.custom)
+        return (np.frombuffer(genome_start, np.int64), np.frombuffer(node_slot, np.int32), *out,
+                np.frombuffer(link_start, np.int64), np.frombuffer(link_src, np.int32),
+                np.frombuffer(link_w, np.float64), stride)
 
     @property
     def num_genomes(self) -> int:
