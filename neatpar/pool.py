@@ -459,17 +459,8 @@ class Pool:
 
 def _pickle_task(task_id: int, func: Callable, args: tuple, kwds: dict) -> bytes:
     check_picklable_function(func)
-    try:
-        return dumps(("task", task_id, func, args, kwds))
-    except LiveHandleError:
-        raise
-    except Exception as exc:  # only now look for the live handle that is the likely cause
-        for value, name in ((args, "args"), (kwds, "kwds")):
-            culprit = _find_handle(value, path=name)
-            if culprit:
-                raise LiveHandleError(f"cannot send {culprit} to a worker: live handles stay in the "
-                                      f"process that made them; pass plain data instead") from exc
-        raise TypeError(f"cannot send the arguments of {func.__qualname__} to a worker: {exc}") from exc
+    return _dumps_checked(("task", task_id, func, args, kwds), f"the arguments of {func.__qualname__}",
+                          named={"args": args, "kwds": kwds})
 
 
 def check_picklable_function(func: Callable) -> None:
@@ -481,17 +472,19 @@ def check_picklable_function(func: Callable) -> None:
             f"module (lambdas and nested functions cannot be imported by the worker)")
 
 
-def _dumps_checked(obj: Any, what: str) -> bytes:
-    """Pickle by value; name the live handle if that is why it cannot be sent."""
+def _dumps_checked(obj: Any, what: str, named: dict | None = None) -> bytes:
+    """Pickle by value; if that fails, look for the live handle that is the likely cause (in the
+    `named` parts of `obj`, or in `obj`) and name it."""
     try:
         return dumps(obj)
     except LiveHandleError:
         raise
     except Exception as exc:
-        culprit = _find_handle(obj)
-        if culprit:
-            raise LiveHandleError(f"cannot send {culprit} to a worker: live handles stay in the process "
-                                  f"that made them; pass plain data instead") from exc
+        for name, part in (named or {"object": obj}).items():
+            culprit = _find_handle(part, path=name)
+            if culprit:
+                raise LiveHandleError(f"cannot send {culprit} to a worker: live handles stay in the "
+                                      f"process that made them; pass plain data instead") from exc
         raise TypeError(f"cannot send {what} to a worker: {exc}") from exc
 
 

@@ -33,6 +33,7 @@ from . import config as run_config
 from .bridge import SimulatorBridge, SimulatorError
 from .config import BehaviorRole, RunConfig
 from .errors import ConfigError, NeatparError
+from .genome_io import load_genome
 from .inference import InProcessInference, make_inference
 from .nn import FeedForwardPopulation, RecurrentPopulation
 
@@ -226,9 +227,10 @@ class EpisodeRunner:
             if stats.env_steps >= step_limit:
                 raise NeatparError(f"no episode ended in {step_limit} steps: set [neatpar] max_steps, or make "
                                    f"the environment end its episodes")
-            rows, obs, index, resets = [], [], [], set()
+            rows, obs, index, resets, decisions = [], [], [], set(), {}
             for behavior, spec in specs.items():
                 decision, terminal = env.get_steps(behavior)
+                decisions[behavior] = decision
                 for i, agent_id in enumerate(terminal.agent_id):
                     agent = agents.get((behavior, int(agent_id)))
                     if agent is not None:
@@ -256,7 +258,7 @@ class EpisodeRunner:
                                                   rows_array, np.isin(rows_array, list(resets)))
                 start = 0
                 for behavior, spec in specs.items():
-                    decision, _ = env.get_steps(behavior)
+                    decision = decisions[behavior]
                     n = len(decision)
                     if n:
                         env.set_actions(behavior, outputs_to_actions(spec, outputs[start:start + n], decision.action_mask))
@@ -296,7 +298,7 @@ class UnityEvaluator:
             self.run.env, args=self.run.env_args, no_graphics=self.run.no_graphics, time_scale=self.run.time_scale,
             timeout=self.run.timeout, log_folder=log_folder, seed=self.run.seed or 0,
             env_parameters=self.run.env_parameters, worker_id=self.run.worker_id)
-        self.files = {r.behavior: load_genome_file(r.genome_file) for r in self.run.behaviors if r.role == "file"}
+        self.files = {r.behavior: load_genome(r.genome_file) for r in self.run.behaviors if r.role == "file"}
         self.champion = None
         self.generation = 0
         self.last_stats = GenerationStats()
@@ -388,11 +390,3 @@ def _validate(run: RunConfig) -> None:
     for name, value in (("max_steps", run.max_steps), ("episodes_per_genome", run.episodes_per_genome)):
         if not isinstance(value, int) or value < 1:
             raise ConfigError(f"{name} = {value!r}: use a positive integer")
-
-
-def load_genome_file(path: str):
-    """A genome saved by neatpar (JSON, or a pickle named explicitly by the user)."""
-    from .genome_io import load_genome
-    return load_genome(path)
-
-
