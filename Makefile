@@ -5,13 +5,13 @@ PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.neatpar-installed
-EXTRAS ?= test,plot
+EXTRAS ?= test,plot,ray
 
 .PHONY: venv demo test bench clean
 
 venv: $(STAMP)
 
-$(STAMP): pyproject.toml setup.py neatpar/nn/_kernel.c neatpar-fastwire.pth
+$(STAMP): Makefile pyproject.toml setup.py neatpar/nn/_kernel.c neatpar-fastwire.pth
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "neatpar needs Python 3.11; run make PYTHON=/path/to/python3.11")'
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[$(EXTRAS)]'
@@ -29,6 +29,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_evaluator.py
 	$(BIN)/python bench/bench_kernel.py
 	$(BIN)/python bench/bench_wire.py
+	$(BIN)/python bench/bench_hosts.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

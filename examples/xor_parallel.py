@@ -1,7 +1,7 @@
 """Evolve XOR with neat-python, evaluating genomes on neatpar's spawn-safe parallel evaluator.
 
 The only change from neat-python's own parallel example is the import of the evaluator.
-Run: python examples/xor_parallel.py [--generations N] [--workers K] [--seed S]
+Run: python examples/xor_parallel.py [--generations N] [--workers K] [--seed S] [--backend ray [--address A]]
 """
 import argparse
 import os
@@ -27,13 +27,17 @@ def main() -> None:
     parser.add_argument("--generations", type=int, default=200)
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--backend", choices=("local", "ray"), default="local",
+                        help="ray: evaluate on a Ray cluster (pip install 'neatpar[ray]')")
+    parser.add_argument("--address", help="Ray cluster address (default: a local Ray instance)")
     args = parser.parse_args()
 
     config = neat.Config(neat.DefaultGenome, neat.DefaultReproduction,
                          neat.DefaultSpeciesSet, neat.DefaultStagnation, CONFIG)
     population = neat.Population(config, seed=args.seed)
     population.add_reporter(neat.StdOutReporter(False))
-    with neatpar.ParallelEvaluator(args.workers, eval_genome, seed=args.seed) as evaluator:
+    with neatpar.ParallelEvaluator(args.workers, eval_genome, seed=args.seed, backend=args.backend,
+                                   address=args.address) as evaluator:
         winner = population.run(evaluator.evaluate, args.generations)
 
     net = neat.nn.FeedForwardNetwork.create(winner, config)

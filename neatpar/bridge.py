@@ -8,6 +8,7 @@ queues instead of a pickling Pipe, with the stock timeout and dead-process detec
 """
 from __future__ import annotations
 
+import atexit
 import multiprocessing
 import os
 import queue
@@ -145,6 +146,23 @@ def _port_free(port: int) -> bool:
 class _BridgeEnvironment(UnityEnvironment):
     """UnityEnvironment with neatpar's communicator (its supported override point)."""
 
+    def __init__(self, *args, on_process=None, **kwargs):
+        self._on_process = on_process
+        try:
+            super().__init__(*args, **kwargs)
+        except BaseException:
+            # UnityEnvironment registers its atexit close before it can fail (port taken, no
+            # connection); left behind, that callback raises at exit on a half-made object.
+            atexit.unregister(self._close)
+            raise
+
+    def _send_academy_parameters(self, init_parameters):
+        # The first call after the game process starts: report it before waiting for the game,
+        # so that a host stopped mid-handshake can still kill it.
+        if self._on_process is not None and self._process is not None:
+            self._on_process(self._process)
+        return super()._send_academy_parameters(init_parameters)
+
     @staticmethod
     def _get_communicator(worker_id, base_port, timeout_wait):
         return LocalCommunicator(worker_id, base_port, timeout_wait)
@@ -190,6 +208,8 @@ class SimulatorBridge:
         self.stats = StatsSideChannel()
         self._env: UnityEnvironment | None = None
         self.launches = 0
+        self.on_launch = None  # called with the simulator's PID at each launch (env hosts publish it)
+        self._process = None    # the game process of the latest launch, known from its start
 
     def __reduce__(self):
         raise LiveHandleError("a SimulatorBridge cannot be pickled or sent to another process: it holds "
@@ -221,13 +241,13 @@ class SimulatorBridge:
         tries = 1 if self.build is None else PORT_TRIES
         for worker_id in range(self.worker_id, self.worker_id + tries):
             if self.build is not None and not _port_free(BASE_PORT + worker_id):
-                continue  # checked first: a failed UnityEnvironment() leaves an atexit callback behind
+                continue  # checked first: cheaper than a failed UnityEnvironment()
             try:
                 env = _BridgeEnvironment(
                     file_name=self.build, worker_id=worker_id, seed=self.seed, no_graphics=self.no_graphics,
                     timeout_wait=int(max(1, self.timeout)), additional_args=self.args,
                     side_channels=[self.engine, self.parameters, self.stats], log_folder=self.log_folder,
-                    base_port=BASE_PORT if self.build is not None else EDITOR_PORT)
+                    base_port=BASE_PORT if self.build is not None else EDITOR_PORT, on_process=self._started)
             except UnityWorkerInUseException:
                 continue
             except UnityTimeOutException as exc:
@@ -270,6 +290,20 @@ class SimulatorBridge:
             if process is not None and process.poll() is None:
                 process.kill()
                 process.wait()
+
+    def _started(self, process) -> None:
+        self._process = process
+        if self.on_launch is not None:
+            self.on_launch(process.pid)
+
+    def kill(self) -> None:
+        """Kill the simulator now, even mid-launch, without the closing handshake (signal
+        handlers, dying hosts)."""
+        self._env = None
+        process, self._process = self._process, None
+        if process is not None and process.poll() is None:
+            process.kill()
+            process.wait()
 
     def __enter__(self) -> "SimulatorBridge":
         return self

@@ -70,8 +70,11 @@ class _Recorder(neat.reporting.BaseReporter):
                "seconds": round(time.perf_counter() - self.started, 3)}
         self.rows.append(row)
         self.folder.write_stats(self.rows)
-        if not self.quiet and len(self.rows) == 1 and self.evaluator.run.inference != "inprocess":
-            print(self.evaluator.inference_note, flush=True)
+        if not self.quiet and len(self.rows) == 1:
+            if self.evaluator.run.inference != "inprocess":
+                print(self.evaluator.inference_note, flush=True)
+            if self.evaluator.hosted:
+                print(self.evaluator.hosts_note, flush=True)
         if not self.quiet:
             print(f"gen {row['generation']:4d} | best {row['best_fitness']:9.3f} | mean {row['mean_fitness']:9.3f} | "
                   f"species {row['species']:3d} | {row['agent_steps_per_s']:8.0f} agent-steps/s | "
@@ -127,8 +130,9 @@ def evolve(args) -> int:
         run = dataclasses.replace(run, seed=args.seed)
     if args.inference is not None:
         run = dataclasses.replace(run, inference=args.inference)
-    if args.workers is not None:
-        run = dataclasses.replace(run, workers=args.workers)
+    for option in ("workers", "envs", "backend", "address"):
+        if getattr(args, option) is not None:
+            run = dataclasses.replace(run, **{option: getattr(args, option)})
     generations = args.generations or run.generations
     checkpoint = args.resume
     out = args.out or (os.path.dirname(os.path.dirname(os.path.abspath(checkpoint))) if checkpoint
@@ -214,6 +218,12 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--inference", choices=run_config.INFERENCE, help="where the networks run (default: [neatpar] "
                    "inference): in this process, on a spawn pool, or whichever measures faster")
     e.add_argument("--workers", type=int, help="pool workers for --inference pool/auto (default: [neatpar] workers)")
+    e.add_argument("--envs", type=int, help="simulators, each owned by its own env host process (default: "
+                   "[neatpar] envs; 1 = one simulator in this process)")
+    e.add_argument("--backend", choices=run_config.BACKENDS, help="where env hosts run: local processes or Ray "
+                   "actors (default: [neatpar] backend; ray needs pip install 'neatpar[ray]')")
+    e.add_argument("--address", help="Ray cluster address for --backend ray, e.g. HEAD:6379 (default: [neatpar] "
+                   "address, else a local Ray instance)")
     p = sub.add_parser("play", help="run a saved genome on the environment of a config", epilog=SECURITY_NOTE)
     p.add_argument("--config", required=True)
     p.add_argument("--genome", required=True, help="winner.json (recommended) or winner.pickle")
@@ -229,6 +239,8 @@ def main(argv: list[str] | None = None) -> int:
                 raise ConfigError("--generations must be at least 1")
             if args.workers is not None and args.workers < 1:
                 raise ConfigError("--workers must be at least 1")
+            if args.envs is not None and args.envs < 1:
+                raise ConfigError("--envs must be at least 1")
             return evolve(args)
         if args.episodes < 1:
             raise ConfigError("--episodes must be at least 1")

@@ -18,6 +18,7 @@ ROLES = ("population", "champion")
 FITNESS_AGGREGATES = ("mean", "min", "max", "median", "sum")
 NETWORKS = ("feedforward", "recurrent")
 INFERENCE = ("inprocess", "pool", "auto")
+BACKENDS = ("local", "ray")
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,9 @@ class RunConfig:
     env_parameters: tuple[tuple[str, float], ...] = ()
     inference: str = "inprocess"
     workers: int = 2
+    envs: int = 1                                 # simulators (env hosts); 1 = the main process's own
+    backend: str = "local"                        # where env hosts run: local processes or Ray actors
+    address: str | None = None                    # Ray cluster address (None: start or join a local one)
     config_path: str = field(default="", compare=False)
 
 
@@ -165,6 +169,9 @@ def parse_section(section: dict, config_path: str) -> RunConfig:
         "env_parameters": lambda k, v: _env_parameters(v),
         "inference": lambda k, v: _choice(k, v, INFERENCE),
         "workers": lambda k, v: _integer(k, v, 1, 256),
+        "envs": lambda k, v: _integer(k, v, 1, 1024),
+        "backend": lambda k, v: _choice(k, v, BACKENDS),
+        "address": lambda k, v: v.strip() or None,
     }
     for key, parse in parsers.items():
         if key in section:

@@ -22,15 +22,17 @@ class WorkerDied(NeatparError, RuntimeError):
     """The worker running a task exited (killed, crashed, os._exit) before finishing it.
 
     `partial` holds the items that arrived; `position` is the index of the item the worker was
-    computing when it died (items between the two were computed but lost with the worker).
+    computing when it died (items between the two were computed but lost with the worker);
+    `worker` is the pool slot it ran in.
     """
 
     def __init__(self, message: str, partial: list | None = None, exitcode: int | None = None,
-                 position: int | None = None):
+                 position: int | None = None, worker: int | None = None):
         super().__init__(message)
         self.partial = partial or []
         self.exitcode = exitcode
         self.position = len(self.partial) if position is None else position
+        self.worker = worker  # the pool slot of the worker that was lost
 
 
 class TaskTimeout(WorkerDied, TimeoutError):

@@ -63,7 +63,11 @@ class ParallelEvaluator:
     - failure_fitness: None (default) makes a genome whose evaluation raises, times out or kills
       its worker twice raise GenomeEvaluationError; a number is assigned as its fitness instead.
     - progress: show a tqdm bar on stderr (default: only when stderr is a terminal).
-    - chunksize: genomes per task (default: about four tasks per worker per generation).
+    - chunksize: genomes per task (default: about four tasks per worker per generation; one
+      with backend="ray" and a timeout).
+    - backend: "local" (spawn pool, default) or "ray" (tasks on a Ray cluster, at most num_workers
+      at a time; `address` names the cluster, default RAY_ADDRESS or a local instance). Needs
+      `pip install 'neatpar[ray]'`.
 
     `timeout` is per genome: a genome still running after it is stopped by killing its worker.
     `num_workers=0` evaluates in this process with the same seeding (for debugging).
@@ -73,7 +77,8 @@ class ParallelEvaluator:
                  initializer: Callable | None = None, initargs: tuple = (),
                  maxtasksperchild: int | None = None, seed: int | None = None, *,
                  clear_globals: Iterable[str] = (), failure_fitness: float | None = None,
-                 progress: bool | None = None, chunksize: int | None = None):
+                 progress: bool | None = None, chunksize: int | None = None, backend: str = "local",
+                 address: str | None = None):
         if not isinstance(num_workers, int) or num_workers < 0:
             raise ValueError(f"num_workers must be an int >= 0, got {num_workers!r}")
         if not callable(eval_function):
@@ -96,7 +101,13 @@ class ParallelEvaluator:
         self._config_ref = None
         self._local_init = (initializer, tuple(initargs))
         self.pool: Pool | None = None
-        if num_workers > 0:
+        self.ray = None
+        if backend == "ray":
+            self.ray = _ray_tasks(num_workers, eval_function, address, initializer, initargs, timeout,
+                                  maxtasksperchild, tuple(clear_globals))
+        elif backend != "local":
+            raise ValueError(f"backend must be 'local' or 'ray', got {backend!r}")
+        elif num_workers > 0:
             self.pool = Pool(num_workers, initializer, initargs, maxtasksperchild, clear_globals=clear_globals)
         elif initializer is not None:
             initializer(*initargs)
@@ -108,12 +119,19 @@ class ParallelEvaluator:
         if self.pool is not None:
             self.pool.close()
             self.pool = None
+        self._close_ray()
 
     def terminate(self) -> None:
         """Stop the workers now."""
         if self.pool is not None:
             self.pool.terminate()
             self.pool = None
+        self._close_ray()
+
+    def _close_ray(self) -> None:
+        ray, self.ray = self.ray, None
+        if ray is not None:
+            ray.close()
 
     def __enter__(self) -> "ParallelEvaluator":
         return self
@@ -136,7 +154,7 @@ class ParallelEvaluator:
         if self.num_workers == 0:
             self._evaluate_serial(pairs, config)
             return
-        if self.pool is None:
+        if self.pool is None and self.ray is None:
             raise ValueError("this ParallelEvaluator is closed")
         try:
             self._evaluate_pool(pairs, config)
@@ -159,7 +177,7 @@ class ParallelEvaluator:
     def _evaluate_pool(self, pairs: list, config: Any) -> None:
         config_ref = self._share_config(config)
         genomes = [g for _, g in pairs]
-        size = self.chunksize or max(1, math.ceil(len(genomes) / (4 * self.num_workers)))
+        size = self.chunksize or self._default_chunksize(len(genomes))
         jobs: dict[AsyncResult, list] = {}
         for start in range(0, len(genomes), size):
             chunk = genomes[start:start + size]
@@ -167,23 +185,37 @@ class ParallelEvaluator:
         deaths: dict[int, int] = {}
         with _Progress(len(genomes), self.progress) as bar:
             while jobs:
-                done = self.pool.wait(jobs, timeout=0.25, return_when_any=True)
+                done = self._wait(jobs)
                 bar.update(sum(len(r.partial) for r in jobs) + bar.finished)
                 for result in done:
                     chunk = jobs.pop(result)
                     bar.finished += len(result.partial)
-                    rest = self._settle(result, chunk, deaths)
-                    if rest:
+                    for rest in self._settle(result, chunk, deaths):
                         jobs[self._submit(config_ref, rest)] = rest
 
-    def _submit(self, config_ref, chunk: list) -> AsyncResult:
+    def _default_chunksize(self, count: int) -> int:
+        # Ray returns a chunk's results only at its end, so a timeout is exact only per genome.
+        if self.ray is not None and self.timeout is not None:
+            return 1
+        return max(1, math.ceil(count / (4 * self.num_workers)))
+
+    def _submit(self, config_ref, chunk: list):
+        if self.ray is not None:
+            return self.ray.submit(config_ref, self.seed, chunk)
         return self.pool.apply_async(evaluate_chunk, (self.eval_function, config_ref, self.seed, chunk),
                                      timeout=self.timeout)
+
+    def _wait(self, jobs: dict) -> list:
+        if self.ray is not None:
+            return self.ray.wait(jobs, timeout=0.25)
+        return self.pool.wait(jobs, timeout=0.25, return_when_any=True)
 
     def _share_config(self, config: Any):
         """Install the config in the workers once, and again only when its pickled bytes change."""
         payload = dumps(config)
         digest = hashlib.blake2b(payload, digest_size=16).digest()
+        if self.ray is not None:
+            return self.ray.put_config(digest, payload)
         if digest != self._config_digest:
             if self._config_ref is not None:
                 self.pool.unshare(self._config_ref)
@@ -191,24 +223,26 @@ class ParallelEvaluator:
             self._config_digest = digest
         return self._config_ref
 
-    def _settle(self, result: AsyncResult, chunk: list, deaths: dict) -> list:
-        """Apply a finished task's outcomes; return the genomes that must run again."""
+    def _settle(self, result: AsyncResult, chunk: list, deaths: dict) -> list[list]:
+        """Apply a finished task's outcomes; return the chunks of genomes that must run again."""
         for genome, outcome in zip(chunk, result.partial):
             self._apply(genome, outcome)
         error = result.error
         if error is None:
             return []
+        if isinstance(error, WorkerDied) and getattr(result, "culprit_unknown", False):
+            return [[g] for g in chunk[len(result.partial):]]  # one per task: the next loss names it
         if isinstance(error, WorkerDied):  # died or timed out: charge only the genome it was running
             culprit = chunk[error.position]
             lost = [g for g in chunk[len(result.partial):] if g is not culprit]
             if isinstance(error, TaskTimeout):
                 self._fail(culprit, f"did not finish within the {self.timeout} s timeout (its worker was killed)", error)
-                return lost
+                return [lost] if lost else []
             deaths[culprit.key] = deaths.get(culprit.key, 0) + 1
             if deaths[culprit.key] < MAX_WORKER_DEATHS:
-                return [culprit] + lost
+                return [[culprit] + lost]
             self._fail(culprit, f"killed its worker {MAX_WORKER_DEATHS} times ({error})", error)
-            return lost
+            return [lost] if lost else []
         culprit = chunk[len(result.partial)] if len(result.partial) < len(chunk) else chunk[-1]
         if isinstance(error, RemoteError):
             raise GenomeEvaluationError(f"evaluating genome {culprit.key} failed in the worker: {error}") from error
@@ -240,6 +274,18 @@ class ParallelEvaluator:
                 f"genome {genome.key}: eval_function {why}; pass failure_fitness=<number> to give such "
                 f"genomes a fitness instead of stopping the run") from cause
         genome.fitness = float(self.failure_fitness)
+
+
+def _ray_tasks(num_workers: int, eval_function: Callable, address: str | None, initializer, initargs,
+               timeout: float | None, maxtasksperchild, clear_globals: tuple):
+    """The Ray backend's task runner; options that only mean something for a local pool are refused."""
+    if num_workers < 1:
+        raise ValueError("num_workers must be at least 1 with backend='ray'")
+    if maxtasksperchild is not None or clear_globals:
+        raise ValueError("maxtasksperchild and clear_globals apply to local spawn workers; with backend='ray' "
+                         "workers do not re-run your script (functions travel by value): leave them unset")
+    from .ray_backend import RayTasks
+    return RayTasks(num_workers, eval_function, address, initializer, initargs, timeout)
 
 
 def _bad_fitness_message(key: int, shown: str) -> str:

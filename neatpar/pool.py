@@ -403,7 +403,7 @@ class Pool:
             what = f"signal {-code}" if code is not None and code < 0 else f"exit code {code}"
             task.result._finish(error=WorkerDied(
                 f"worker {w.index} (pid {w.process.pid}) died with {what} while running task {task.id}",
-                list(task.result.partial), code, self._position(w, task)))
+                list(task.result.partial), code, self._position(w, task), w.index))
         self._replace(w)
 
     def _position(self, w: _Worker, task: _Task) -> int:
@@ -425,7 +425,7 @@ class Pool:
                 self._kill(w)
                 task.result._finish(error=TaskTimeout(
                     f"task {task.id} made no progress for {task.timeout} s; worker {w.index} "
-                    f"(pid {w.process.pid}) was killed", list(task.result.partial), None, position))
+                    f"(pid {w.process.pid}) was killed", list(task.result.partial), None, position, w.index))
                 self._replace(w)
 
     def _finish_task(self, w: _Worker, value: Any = None, error: BaseException | None = None) -> None:

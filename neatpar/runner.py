@@ -141,10 +141,15 @@ class EpisodeRunner:
         self.num_inputs, self.num_outputs = gc.num_inputs, gc.num_outputs
         self._checked = False
         self.relaunches = 0
+        self.heartbeat = None  # called once per environment step (env hosts report progress with it)
 
     def evaluate(self, genomes: list, champion=None, files: dict | None = None,
-                 generation: int = 0) -> tuple[list[list[float]], GenerationStats]:
+                 generation: int = 0, part: int = 0) -> tuple[list[list[float]], GenerationStats]:
         """Episode returns of each genome in `genomes` (list of genome objects).
+
+        `part` numbers the share of a generation this call evaluates (env hosts evaluate a
+        generation in parts); with a seed, the simulator is reseeded from (seed, generation, part)
+        so a part's returns do not depend on which host ran it.
 
         A simulator that dies or stops answering mid-generation is relaunched (after 0.5, 1 s):
         episodes already finished are kept, interrupted ones are played again. After
@@ -157,7 +162,7 @@ class EpisodeRunner:
         failures = 0
         while True:
             try:
-                env = self._start_generation(generation)
+                env = self._start_generation(generation, part)
                 self._play(env, plan, returns, stats)
                 break
             except SIMULATOR_FAILURES as error:
@@ -176,10 +181,10 @@ class EpisodeRunner:
         stats.seconds = time.perf_counter() - started
         return returns, stats
 
-    def _start_generation(self, generation: int):
+    def _start_generation(self, generation: int, part: int):
         env = self.bridge.env  # launched on first use, and again after a failure
         if self.run.seed is not None:
-            self.bridge.set_parameter("seed", float((self.run.seed * 1009 + generation) % 2**24))
+            self.bridge.set_parameter("seed", float((self.run.seed * 1009 + generation + part * 104729) % 2**24))
         env.reset()
         if not self._checked:
             check_behaviors(env, self.run.behaviors, self.num_inputs, self.num_outputs)
@@ -266,6 +271,17 @@ class EpisodeRunner:
                 stats.agent_steps += len(rows)
             env.step()
             stats.env_steps += 1
+            if self.heartbeat is not None:
+                self.heartbeat()
+
+
+def make_bridge(run: RunConfig, log_folder: str | None, worker_id: int | None = None,
+                allow_child: bool = False) -> SimulatorBridge:
+    """The bridge to the simulator a run configures (nothing connects until first use)."""
+    return SimulatorBridge(
+        run.env, args=run.env_args, no_graphics=run.no_graphics, time_scale=run.time_scale, timeout=run.timeout,
+        log_folder=log_folder, seed=run.seed or 0, env_parameters=run.env_parameters,
+        worker_id=run.worker_id if worker_id is None else worker_id, allow_child=allow_child)
 
 
 def aggregate(episode_returns: list[float], how: str) -> float:
@@ -287,17 +303,16 @@ class UnityEvaluator:
                  network: str = "feedforward", fitness: str = "mean", seed: int | None = None,
                  env_args=(), time_scale: float = 20.0, no_graphics: bool = True, timeout: float = 60.0,
                  log_folder: str | None = None, worker_id: int = 0, env_parameters=(), inference: str = "inprocess",
-                 workers: int = 2, _run: RunConfig | None = None):
+                 workers: int = 2, envs: int = 1, backend: str = "local", address: str | None = None,
+                 _run: RunConfig | None = None):
         self.run = _run or RunConfig(
             env=env, behaviors=_roles(behaviors), env_args=tuple(env_args), max_steps=max_steps,
             episodes_per_genome=episodes_per_genome, network=network, fitness=fitness, seed=seed,
             time_scale=time_scale, no_graphics=no_graphics, timeout=timeout, worker_id=worker_id,
-            env_parameters=tuple(dict(env_parameters).items()), inference=inference, workers=workers)
+            env_parameters=tuple(dict(env_parameters).items()), inference=inference, workers=workers,
+            envs=envs, backend=backend, address=address)
         _validate(self.run)
-        self.bridge = SimulatorBridge(
-            self.run.env, args=self.run.env_args, no_graphics=self.run.no_graphics, time_scale=self.run.time_scale,
-            timeout=self.run.timeout, log_folder=log_folder, seed=self.run.seed or 0,
-            env_parameters=self.run.env_parameters, worker_id=self.run.worker_id)
+        self.bridge = make_bridge(self.run, log_folder)
         self.files = {r.behavior: load_genome(r.genome_file) for r in self.run.behaviors if r.role == "file"}
         self.champion = None
         self.generation = 0
@@ -305,6 +320,7 @@ class UnityEvaluator:
         self.episode_returns: dict[int, list[float]] = {}
         self._runner: EpisodeRunner | None = None
         self._inference = None  # created with the first runner, in this (main) process
+        self._hosts = None      # env hosts (envs > 1 or backend = ray), started by the first evaluate
 
     @classmethod
     def from_config(cls, path: str, log_folder: str | None = None) -> "UnityEvaluator":
@@ -312,12 +328,17 @@ class UnityEvaluator:
         _, run = run_config.load(path)
         return cls(run.env, run.behaviors, log_folder=log_folder, _run=run)
 
+    @property
+    def hosted(self) -> bool:
+        """True when env hosts (processes or Ray actors) own the simulators, not this process."""
+        return self.run.envs > 1 or self.run.backend == "ray"
+
     def evaluate(self, genomes: list, config: Any) -> None:
         """neat-python's fitness callback: sets genome.fitness for every (key, genome) pair."""
         pairs = list(genomes)
-        if self._runner is None or self._runner.neat_config is not config:
-            self._runner = EpisodeRunner(self.bridge, self.run, config, self.inference)
         objects = [g for _, g in pairs]
+        if self._runner is None or self._runner.neat_config is not config:
+            self._runner = self._make_runner(config)
         returns, self.last_stats = self._runner.evaluate(objects, self.champion, self.files, self.generation)
         self.episode_returns = {}
         for (key, genome), episode_returns in zip(pairs, returns):
@@ -334,6 +355,21 @@ class UnityEvaluator:
         returns, self.last_stats = EpisodeRunner(self.bridge, run, config).evaluate(
             [genome], self.champion or genome, self.files, self.generation)
         return returns[0]
+
+    def _make_runner(self, config: Any):
+        if not self.hosted:
+            return EpisodeRunner(self.bridge, self.run, config, self.inference)
+        from .hosts import HostScheduler
+        if self._hosts is None:
+            self._hosts = start_hosts(self.run, self.bridge.log_folder)
+        return HostScheduler(self._hosts, config)
+
+    @property
+    def hosts_note(self) -> str:
+        if not self.hosted:
+            return "simulator: 1, in the main process"
+        where = "Ray actors" if self.run.backend == "ray" else "local processes"
+        return f"simulators: {self.run.envs}, each in its own env host ({where})"
 
     @property
     def inference(self):
@@ -358,7 +394,12 @@ class UnityEvaluator:
                 self._inference.close()
                 self._inference = None
         finally:
-            self.bridge.close()
+            hosts, self._hosts = self._hosts, None
+            try:
+                if hosts is not None:
+                    hosts.close()
+            finally:
+                self.bridge.close()
 
     def __enter__(self) -> "UnityEvaluator":
         return self
@@ -368,6 +409,16 @@ class UnityEvaluator:
 
     def __reduce__(self):
         return self.bridge.__reduce__()
+
+
+def start_hosts(run: RunConfig, log_folder: str | None):
+    """The env hosts a run asks for: local processes or Ray actors, one simulator each."""
+    from .hosts import HostSetup, LocalHosts
+    setup = HostSetup(run, log_folder)
+    if run.backend == "ray":
+        from .ray_backend import RayHosts
+        return RayHosts(setup, run.envs, run.address)
+    return LocalHosts(setup, run.envs)
 
 
 def _roles(behaviors) -> tuple[BehaviorRole, ...]:
@@ -387,6 +438,22 @@ def _validate(run: RunConfig) -> None:
         raise ConfigError(f"inference = {run.inference!r}: use one of {', '.join(run_config.INFERENCE)}")
     if not isinstance(run.workers, int) or run.workers < 1:
         raise ConfigError(f"workers = {run.workers!r}: use a positive integer")
+    if not isinstance(run.envs, int) or run.envs < 1:
+        raise ConfigError(f"envs = {run.envs!r}: use a positive integer")
+    if run.backend not in run_config.BACKENDS:
+        raise ConfigError(f"backend = {run.backend!r}: use one of {', '.join(run_config.BACKENDS)}")
+    if run.envs > 1 or run.backend == "ray":
+        if run.env is None:
+            raise ConfigError("env = editor connects to the one Unity Editor: env hosts (envs > 1 or backend = ray) "
+                              "each launch a build; set env to a build path or envs = 1")
+        if run.inference == "pool":
+            raise ConfigError("inference = pool with env hosts: each host runs its networks in its own process; "
+                              "set inference = inprocess (or envs = 1)")
+    if run.address is not None and run.backend != "ray":
+        raise ConfigError(f"address = {run.address} names a Ray cluster: use it with backend = ray (--backend ray)")
+    if run.backend == "ray":
+        from .ray_backend import require_ray
+        require_ray()
     for name, value in (("max_steps", run.max_steps), ("episodes_per_genome", run.episodes_per_genome)):
         if not isinstance(value, int) or value < 1:
             raise ConfigError(f"{name} = {value!r}: use a positive integer")

@@ -128,6 +128,14 @@ def send(message: tuple) -> None:
     _channel.send_bytes(dumps(message))
 
 
+_on_parent_exit: list[Callable[[], None]] = []
+
+
+def on_parent_exit(callback: Callable[[], None]) -> None:
+    """Run `callback` (quick, e.g. kill a process this worker started) if the parent dies first."""
+    _on_parent_exit.append(callback)
+
+
 def _watch_parent() -> None:
     """Exit as soon as the parent process is gone, even in the middle of a task."""
     parent = multiprocessing.parent_process()
@@ -136,6 +144,11 @@ def _watch_parent() -> None:
 
     def watch():
         parent.join()
+        for callback in _on_parent_exit:
+            try:
+                callback()
+            except Exception:  # noqa: BLE001 - exiting regardless
+                pass
         os._exit(1)
 
     threading.Thread(target=watch, name="neatpar-parent-watch", daemon=True).start()
@@ -190,10 +203,11 @@ def _unguarded_message(connecting: list[tuple[str, str]]) -> str:
 
 
 def worker_main(clear_names: tuple[str, ...], initializer: Callable | None, initargs: tuple,
-                max_units: int | None, progress, slot: int) -> None:
+                max_units: int | None, progress, index: int) -> None:
     """Process target of every pool worker: clear globals, run the initializer, serve tasks."""
-    global _importing_main
+    global _importing_main, _cell
     _importing_main = False
+    _cell = _Progress(progress, index)
     _watch_parent()
     connecting = clear_globals(clear_names)
     if connecting:
@@ -207,7 +221,7 @@ def worker_main(clear_names: tuple[str, ...], initializer: Callable | None, init
             send(("start_error", "initializer", f"{type(exc).__name__}: {exc}", traceback.format_exc()))
             return
     send(("ready", os.getpid()))
-    _serve(max_units, _Progress(progress, slot))
+    _serve(max_units, _cell)
 
 
 # ---------------------------------------------------------------- the task loop
@@ -240,10 +254,33 @@ class _Progress:
 
     def __init__(self, array, slot: int):
         self.array, self.base = array, 2 * slot
+        self.slot, self.index = slot, 0
 
     def at(self, task_id: int, index: int) -> None:
+        self.index = index
         self.array[self.base] = task_id
         self.array[self.base + 1] = index
+
+    def beat(self) -> None:
+        """Progress without an item: moves the item index on (for tasks that yield no items)."""
+        self.index += 1
+        self.array[self.base + 1] = self.index
+
+
+_cell: _Progress | None = None
+
+
+def slot() -> int:
+    """This worker's slot in its pool (0..processes-1; a replacement keeps the slot)."""
+    if _cell is None:
+        raise RuntimeError("neatpar.workers.slot() is only available in a pool worker")
+    return _cell.slot
+
+
+def heartbeat() -> None:
+    """Tell the pool that the running task is making progress (resets its timeout)."""
+    if _cell is not None:
+        _cell.beat()
 
 
 BATCH_SECONDS = 0.005  # items computed within this window travel in one message

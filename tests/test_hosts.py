@@ -1,0 +1,153 @@
+"""Env hosts (`envs = N`): each simulator created and owned by one spawned host, work shared
+dynamically, lost hosts replaced and their parts run again with identical results, and nothing
+left running after Ctrl+C or SIGTERM."""
+import os
+import signal
+import threading
+import time
+
+import neat
+import pytest
+
+from conftest import pid_alive, wait_gone
+from neatpar import config as run_config
+from neatpar.hosts import split
+from neatpar.runner import UnityEvaluator
+from test_cli import ball_cfg, neatpar_cli, stats_rows
+from test_exchange import shm_segments
+from test_faults import Run
+
+
+def parent_of(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[1])
+
+
+def evaluator_and_population(tmp_path, name="ball.cfg", **over):
+    path = ball_cfg(tmp_path, name=name, **{"envs": 2, "timeout": 3, "pop_size": 16,
+                                            "env_args": "--agents 4 --max-steps 60", "max_steps": 60, **over})
+    config, run = run_config.load(path)
+    population = neat.Population(config, seed=5)
+    return UnityEvaluator(run.env, run.behaviors, _run=run), config, list(population.population.items())
+
+
+def fitnesses(pairs):
+    return [g.fitness for _, g in pairs]
+
+
+def test_split_gives_each_host_two_parts_in_order():
+    assert [list(r) for r in split(10, 2)] == [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9]]
+    assert [list(r) for r in split(3, 4)] == [[0], [1], [2]]
+
+
+def test_each_simulator_belongs_to_one_host_and_results_repeat_run_to_run(tmp_path):
+    runs = []
+    for attempt in range(2):
+        evaluator, config, pairs = evaluator_and_population(tmp_path, name=f"ball{attempt}.cfg")
+        try:
+            evaluator.evaluate(pairs, config)
+            evaluator.evaluate(pairs, config)
+            hosts = evaluator._hosts
+            simulators = [p for p in hosts.simulator_pids if p]
+            assert len(simulators) == 2
+            assert sorted(parent_of(p) for p in simulators) == sorted(hosts.pids)  # created by the hosts
+            assert not evaluator.bridge.connected  # the main process never connected
+            assert sorted(set(evaluator._runner.ran_on.values())) == [0, 1]
+            runs.append(fitnesses(pairs))
+        finally:
+            evaluator.close()
+        assert not wait_gone(simulators + hosts.pids)
+    assert runs[0] == runs[1]
+    assert evaluator.last_stats.episodes == len(pairs) and evaluator.last_stats.agent_steps > 0
+
+
+def test_a_killed_host_is_replaced_and_its_part_runs_again_with_the_same_results(tmp_path):
+    reference, config, pairs = evaluator_and_population(tmp_path, name="reference.cfg")
+    try:
+        reference.evaluate(pairs, config)
+        reference.evaluate(pairs, config)
+        expected = fitnesses(pairs)
+    finally:
+        reference.close()
+    evaluator, config, pairs = evaluator_and_population(tmp_path, name="faulty.cfg")
+    try:
+        evaluator.evaluate(pairs, config)
+        hosts = evaluator._hosts
+        victim, simulator = hosts.pids[1], hosts.simulator_pids[1]
+        os.kill(victim, signal.SIGSTOP)  # its next part cannot finish; the other host takes the rest
+        killer = threading.Timer(1.0, os.kill, (victim, signal.SIGKILL))
+        killer.start()
+        evaluator.evaluate(pairs, config)
+        killer.join()
+        assert fitnesses(pairs) == expected
+        assert evaluator._runner.lost == 1
+        assert list(evaluator._runner.ran_on.values()).count(0) >= 3  # the live host took more parts
+        assert not wait_gone([simulator])  # the lost host's simulator was killed by PID
+        assert victim not in hosts.pids and len(hosts.pids) == 2  # replaced
+    finally:
+        evaluator.close()
+
+
+def test_a_hung_host_is_killed_after_the_timeout_and_replaced(tmp_path):
+    evaluator, config, pairs = evaluator_and_population(tmp_path)
+    try:
+        evaluator.evaluate(pairs, config)
+        hosts = evaluator._hosts
+        victim = hosts.pids[0]
+        os.kill(victim, signal.SIGSTOP)
+        started = time.monotonic()
+        evaluator.evaluate(pairs, config)
+        assert time.monotonic() - started >= hosts.timeout
+        assert evaluator._runner.lost == 1 and not pid_alive(victim)
+        assert all(g.fitness is not None for _, g in pairs)
+    finally:
+        evaluator.close()
+
+
+@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_ctrl_c_and_sigterm_stop_every_host_and_simulator(tmp_path, sig, code):
+    config = ball_cfg(tmp_path, generations=500, envs=2, env_args="--agents 4 --max-steps 200", max_steps=200)
+    before = shm_segments()
+    run = Run(config, tmp_path / "run")
+    run.wait_for("gen    1")
+    assert len(run.simulators()) == 2 and len(run.workers()) == 2
+    run.proc.send_signal(sig)
+    returncode, err = run.finish(timeout=60)
+    assert returncode == code, err
+    assert "resume with --resume" in err
+    run.assert_clean(before)
+
+
+def test_envs_from_the_command_line_match_the_config_key(tmp_path):
+    plain = ball_cfg(tmp_path, name="plain.cfg", generations=2)
+    keyed = ball_cfg(tmp_path, name="keyed.cfg", generations=2, envs=2)
+    flag = neatpar_cli("evolve", "--config", plain, "--envs", "2", "--out", str(tmp_path / "flag"))
+    key = neatpar_cli("evolve", "--config", keyed, "--out", str(tmp_path / "key"))
+    assert flag.returncode == 0 and key.returncode == 0, flag.stderr + key.stderr
+    assert "simulators: 2, each in its own env host (local processes)" in flag.stdout
+    assert stats_rows(tmp_path / "flag") == stats_rows(tmp_path / "key")
+
+
+@pytest.mark.parametrize("over, args, message", [
+    ({}, ["--envs", "0"], "--envs must be at least 1"),
+    ({"envs": "0"}, [], "[neatpar] envs = 0 is out of range"),
+    ({"envs": 2, "inference": "pool"}, [], "inference = pool with env hosts"),
+    ({"envs": 2, "env": "editor"}, [], "env = editor connects to the one Unity Editor"),
+    ({"backend": "cloud"}, [], "[neatpar] backend = 'cloud': use one of local, ray"),
+])
+def test_bad_scale_out_settings_are_one_line_errors(tmp_path, over, args, message):
+    out = tmp_path / "run"
+    result = neatpar_cli("evolve", "--config", ball_cfg(tmp_path, **over), "--out", str(out), *args)
+    assert result.returncode == 2
+    assert result.stderr.strip().count("\n") == 0 and message in result.stderr, result.stderr
+    assert not out.exists()
+
+
+def test_an_error_raised_in_a_host_reaches_the_user_as_its_one_line_message(tmp_path):
+    out = tmp_path / "run"
+    config = ball_cfg(tmp_path, envs=2, num_inputs=5)  # the ball observes 8 values
+    result = neatpar_cli("evolve", "--config", config, "--out", str(out))
+    assert result.returncode == 2, result.stderr
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("neatpar: error: behavior 'Ball3D?team=0' observes 8 values") and "num_inputs = 8" in last
+    assert not out.exists()

@@ -1,0 +1,142 @@
+"""The Ray backend on a real local Ray cluster (2 CPUs, token authentication off): env hosts as
+actors, ParallelEvaluator's genomes as tasks, the same results as the local backends."""
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+
+import neat
+import pytest
+
+os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # before Ray is imported: no token file for test clusters
+import ray  # noqa: E402 - the ray extra; make test installs it
+
+import fitness_fns  # noqa: E402
+from conftest import ROOT, wait_gone  # noqa: E402
+from neatpar import LiveHandleError, ParallelEvaluator  # noqa: E402
+from test_cli import ball_cfg, neatpar_cli, stats_rows  # noqa: E402
+from test_exchange import shm_segments  # noqa: E402
+from test_faults import Run  # noqa: E402
+from test_hosts import evaluator_and_population, fitnesses  # noqa: E402
+
+TESTS = os.path.dirname(os.path.abspath(__file__))
+VICTIM = 4  # a genome key of the first xor generation; Ray workers read it from their environment
+LIVE = None
+
+
+@pytest.fixture(scope="module", autouse=True)
+def cluster():
+    """One local Ray cluster for the module; its workers import the tests' helper modules."""
+    ray.init(num_cpus=2, include_dashboard=False, configure_logging=False,
+             runtime_env={"env_vars": {"PYTHONPATH": TESTS, "NEATPAR_TEST_VICTIM": str(VICTIM)}})
+    yield
+    ray.shutdown()
+
+
+def uses_live_socket(genome, config):
+    return float(LIVE.fileno())
+
+
+def test_parallel_evaluator_on_ray_matches_the_local_pool(xor_config, genomes):
+    with ParallelEvaluator(2, fitness_fns.stochastic, seed=9, backend="ray") as evaluator:
+        evaluator.evaluate(genomes, xor_config)
+    on_ray = fitnesses(genomes)
+    with ParallelEvaluator(2, fitness_fns.stochastic, seed=9) as evaluator:
+        evaluator.evaluate(genomes, xor_config)
+    assert on_ray == fitnesses(genomes)
+
+
+def test_a_genome_that_kills_its_ray_worker_fails_alone(xor_config, genomes):
+    assert VICTIM in dict(genomes)
+    with ParallelEvaluator(2, fitness_fns.sigkill_always, backend="ray", failure_fitness=-1.0) as evaluator:
+        evaluator.evaluate(genomes, xor_config)
+    assert {key: g.fitness for key, g in genomes} == {key: (-1.0 if key == VICTIM else float(key)) for key, _ in genomes}
+
+
+def test_a_genome_past_its_timeout_fails_alone_on_ray(xor_config, genomes):
+    with ParallelEvaluator(2, fitness_fns.hang, backend="ray", timeout=2.0, failure_fitness=-1.0) as evaluator:
+        evaluator.evaluate(genomes, xor_config)
+    assert {key: g.fitness for key, g in genomes} == {key: (-1.0 if key == VICTIM else float(key)) for key, _ in genomes}
+
+
+def test_ray_refuses_a_fitness_function_that_would_copy_a_live_handle():
+    global LIVE
+    with socket.socket() as LIVE:
+        with pytest.raises(LiveHandleError, match="uses the global 'LIVE' \\(socket\\)"):
+            ParallelEvaluator(2, uses_live_socket, backend="ray")
+
+
+def test_env_hosts_as_actors_repeat_the_local_hosts_results_exactly(tmp_path):
+    results = {}
+    for backend in ("local", "ray", "ray"):
+        evaluator, config, pairs = evaluator_and_population(tmp_path, name=f"{backend}.cfg", backend=backend)
+        try:
+            evaluator.evaluate(pairs, config)
+            evaluator.evaluate(pairs, config)
+            if backend == "ray":
+                locations = evaluator._hosts.actor_locations()
+                assert len({pid for _, pid, _ in locations}) == 2 and all(sim for _, _, sim in locations)
+                assert not evaluator.bridge.connected
+            results.setdefault(backend, []).append(fitnesses(pairs))
+        finally:
+            evaluator.close()
+        if backend == "ray":
+            assert not wait_gone([sim for _, _, sim in locations] + [pid for _, pid, _ in locations], 10)
+    assert results["ray"][0] == results["ray"][1] == results["local"][0]
+
+
+def test_a_killed_actor_is_replaced_and_its_part_runs_again(tmp_path):
+    reference, config, pairs = evaluator_and_population(tmp_path, name="reference.cfg", backend="ray")
+    try:
+        reference.evaluate(pairs, config)
+        reference.evaluate(pairs, config)
+        expected = fitnesses(pairs)
+    finally:
+        reference.close()
+    evaluator, config, pairs = evaluator_and_population(tmp_path, name="faulty.cfg", backend="ray")
+    try:
+        evaluator.evaluate(pairs, config)
+        _, victim, _ = evaluator._hosts.actor_locations()[1]
+        os.kill(victim, signal.SIGSTOP)  # its next part cannot finish until it is killed
+        killer = threading.Timer(1.0, os.kill, (victim, signal.SIGKILL))
+        killer.start()
+        evaluator.evaluate(pairs, config)
+        killer.join()
+        assert fitnesses(pairs) == expected and evaluator._runner.lost == 1
+        assert victim not in [pid for _, pid, _ in evaluator._hosts.actor_locations()]
+    finally:
+        evaluator.close()
+
+
+def test_evolve_with_backend_ray_matches_local_hosts_and_leaves_nothing(tmp_path):
+    config = ball_cfg(tmp_path, generations=2, envs=2)
+    before = shm_segments()
+    local = neatpar_cli("evolve", "--config", config, "--out", str(tmp_path / "local"))
+    assert local.returncode == 0, local.stderr
+    run = Run(config, tmp_path / "ray", "--backend", "ray")  # starts and stops its own Ray instance
+    code, err = run.finish(timeout=300)
+    assert code == 0, err
+    assert "simulators: 2, each in its own env host (Ray actors)" in "".join(run.lines)
+    assert stats_rows(tmp_path / "ray") == stats_rows(tmp_path / "local")
+    run.assert_clean(before)  # the Ray instance's processes carry the run's mark too
+
+
+def test_backend_ray_without_ray_installed_says_what_to_install(tmp_path):
+    code = ("import sys; sys.modules['ray'] = None; from neatpar.cli import main; "
+            f"sys.exit(main(['evolve', '--config', {ball_cfg(tmp_path)!r}, '--backend', 'ray']))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert result.returncode == 2
+    assert result.stderr.strip() == ("neatpar: error: the Ray backend needs Ray, which is not installed: "
+                                     "pip install 'neatpar[ray]' (installs ray==2.60.0)")
+
+
+def test_the_xor_example_on_ray_finds_the_same_winner_as_on_the_local_pool():
+    def winner(*extra):
+        result = subprocess.run([sys.executable, os.path.join("examples", "xor_parallel.py"), "--generations", "5",
+                                 "--workers", "2", *extra], capture_output=True, text=True, cwd=ROOT, timeout=300)
+        assert result.returncode == 0, result.stderr
+        return [line for line in result.stdout.splitlines() if line.startswith(("Winner", "  input"))]
+    on_ray = winner("--backend", "ray")  # a Ray instance of its own, started and stopped by neatpar
+    assert len(on_ray) == 5 and on_ray == winner()
