@@ -44,6 +44,11 @@ HOST_PORT_STRIDE = 4    # host i looks for a free port from worker_id + 4 i (hos
 MAX_HOST_LOSSES = 3     # a part whose host is lost this many times stops the run
 
 
+def silence_limit(run: RunConfig) -> float:
+    """Seconds a busy host may go without a simulator step before it counts as hung."""
+    return max(3 * run.timeout, 10.0)
+
+
 class HostLost(NeatparError, RuntimeError):
     """The host running a part died or stopped reporting progress; the part runs again."""
 
@@ -134,8 +139,7 @@ class LocalHosts:
 
     def __init__(self, setup: HostSetup, count: int):
         self.count = count
-        # Progress: a host beats once per simulator step; silence this long means it hung.
-        self.timeout = max(3 * setup.run.timeout, 10.0)
+        self.timeout = silence_limit(setup.run)  # a host beats once per simulator step
         self._cells = multiprocessing.get_context("spawn").RawArray("q", 2 * count)  # per host: sim PID, start
         self.pool = Pool(count, _host_init, (setup, self._cells))
         self._refs: tuple = ()

@@ -27,10 +27,11 @@ from typing import Any, Callable
 
 from .errors import ConfigError, LiveHandleError, NeatparError, RemoteError, TaskTimeout, WorkerDied
 from .handles import handle_kind
-from .hosts import HostLost, HostSetup, HostState
+from .hosts import HostLost, HostSetup, HostState, silence_limit
 
 RAY_PIN = "ray==2.60.0"
 STOP_SECONDS = 10.0
+log = logging.getLogger("neatpar")
 
 
 def require_ray():
@@ -85,13 +86,20 @@ class EnvHostActor:
     def __init__(self, setup: HostSetup, index: int):
         self.state = HostState(setup, index)
         self._configs: dict[bytes, Any] = {}
+        self.beats = 0  # simulator steps so far; read by `progress` while a part runs
 
     def evaluate(self, config_key: bytes, config_bytes: bytes, plan, genomes: list, generation: int, part: int):
         config = self._configs.get(config_key)
         if config is None:
             self._configs = {config_key: pickle.loads(config_bytes)}
             config = self._configs[config_key]
-        return self.state.evaluate(config_key, config, plan, genomes, generation, part)
+        return self.state.evaluate(config_key, config, plan, genomes, generation, part, heartbeat=self._beat)
+
+    def _beat(self) -> None:
+        self.beats += 1
+
+    def progress(self) -> int:
+        return self.beats
 
     def where(self) -> tuple[str, int, int | None]:
         """(node address, actor PID, simulator PID or None)."""
@@ -119,6 +127,9 @@ class RayHosts:
         self._idle = deque(range(count))
         self._running: dict = {}  # ObjectRef -> (ticket, actor index)
         self._refs: tuple = ()
+        self.timeout = silence_limit(setup.run)
+        self._heard: dict[int, tuple[int, float]] = {}  # busy actor -> (beats, when they last changed)
+        self._next_check = 0.0
 
     def _new_actor(self, index: int):
         return self._actor_class.remote(self.setup, index)
@@ -131,10 +142,12 @@ class RayHosts:
         key, config_ref, plan_ref = self._refs
         ref = self._actors[index].evaluate.remote(key, config_ref, plan_ref, genomes, generation, part)
         self._running[ref] = (ticket, index)
+        self._heard[index] = (-1, time.monotonic())
 
     def wait(self, timeout: float) -> list[tuple[Any, Any, BaseException | None]]:
         ray = self.ray
         ready, _ = ray.wait(list(self._running), num_returns=1, timeout=timeout)
+        self._kill_hung()
         out = []
         for ref in ready:
             ticket, index = self._running.pop(ref)
@@ -150,6 +163,31 @@ class RayHosts:
             self._idle.append(index)
             out.append((ticket, value, error))
         return out
+
+    def _kill_hung(self) -> None:
+        """Ask each busy actor how many simulator steps it has made (about once a second); one
+        that made none for `timeout` seconds, or does not answer, is killed (its part then fails
+        with RayActorError and runs again on a new actor)."""
+        now = time.monotonic()
+        if now < self._next_check:
+            return
+        self._next_check = now + 1.0
+        busy = {index for _, index in self._running.values()}
+        probes = {self._actors[index].progress.remote(): index for index in busy}
+        ready, _ = self.ray.wait(list(probes), num_returns=len(probes), timeout=2.0)
+        for ref in ready:
+            index = probes[ref]
+            try:
+                beats = self.ray.get(ref)
+            except self.ray.exceptions.RayActorError:
+                continue  # died: its part reports that
+            if beats != self._heard[index][0]:
+                self._heard[index] = (beats, now)
+        for index in busy:
+            if now - self._heard[index][1] > self.timeout:
+                log.warning("env host %d (Ray actor) made no progress for %.0f s; replacing it", index, self.timeout)
+                self.ray.kill(self._actors[index])
+                self._heard[index] = (-1, float("inf"))
 
     def actor_locations(self) -> list[tuple[str, int, int | None]]:
         """(node, actor PID, simulator PID) of each host."""

@@ -6,6 +6,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 
 import neat
 import pytest
@@ -106,6 +107,22 @@ def test_a_killed_actor_is_replaced_and_its_part_runs_again(tmp_path):
         killer.join()
         assert fitnesses(pairs) == expected and evaluator._runner.lost == 1
         assert victim not in [pid for _, pid, _ in evaluator._hosts.actor_locations()]
+    finally:
+        evaluator.close()
+
+
+def test_a_hung_actor_is_killed_after_the_timeout_and_replaced(tmp_path):
+    evaluator, config, pairs = evaluator_and_population(tmp_path, backend="ray")
+    try:
+        evaluator.evaluate(pairs, config)
+        _, victim, _ = evaluator._hosts.actor_locations()[0]
+        os.kill(victim, signal.SIGSTOP)
+        started = time.monotonic()
+        evaluator.evaluate(pairs, config)
+        assert time.monotonic() - started >= evaluator._hosts.timeout
+        assert evaluator._runner.lost == 1
+        assert not wait_gone([victim], 30)  # Ray ends a stopped actor's process after its own grace period
+        assert all(g.fitness is not None for _, g in pairs)
     finally:
         evaluator.close()
 
