@@ -27,7 +27,9 @@ from typing import Any, Callable
 
 from .errors import ConfigError, LiveHandleError, NeatparError, RemoteError, TaskTimeout, WorkerDied
 from .handles import handle_kind
-from .hosts import HostLost, HostSetup, HostState, silence_limit
+
+# hosts.py pulls in mlagents-envs and gRPC; the env-host code imports it when used, so that
+# ParallelEvaluator's Ray tasks do not.
 
 RAY_PIN = "ray==2.60.0"
 STOP_SECONDS = 10.0
@@ -83,7 +85,8 @@ def shutdown(ray) -> None:
 class EnvHostActor:
     """The body of an env host actor (wrapped by ray.remote in RayHosts)."""
 
-    def __init__(self, setup: HostSetup, index: int):
+    def __init__(self, setup, index: int):
+        from .hosts import HostState
         self.state = HostState(setup, index)
         self._configs: dict[bytes, Any] = {}
         self.beats = 0  # simulator steps so far; read by `progress` while a part runs
@@ -114,7 +117,8 @@ class EnvHostActor:
 class RayHosts:
     """N env hosts as Ray actors, one simulator each; the scheduler's backend (see hosts.py)."""
 
-    def __init__(self, setup: HostSetup, count: int, address: str | None = None):
+    def __init__(self, setup, count: int, address: str | None = None):
+        from .hosts import silence_limit
         self.ray, self._started = connect(address)
         cpus = int(self.ray.cluster_resources().get("CPU", 0))
         if count > cpus:
@@ -155,6 +159,7 @@ class RayHosts:
             try:
                 value = ray.get(ref)
             except ray.exceptions.RayActorError as exc:
+                from .hosts import HostLost
                 error = HostLost(f"env host {index} (Ray actor) died: {_first_line(exc)}")
                 self._actors[index] = self._new_actor(index)
             except ray.exceptions.RayTaskError as exc:

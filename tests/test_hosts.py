@@ -35,6 +35,17 @@ def fitnesses(pairs):
     return [g.fitness for _, g in pairs]
 
 
+def undisturbed(tmp_path, **over):
+    """Fitnesses after two generations' evaluations of the same population, without faults."""
+    evaluator, config, pairs = evaluator_and_population(tmp_path, name="reference.cfg", **over)
+    try:
+        evaluator.evaluate(pairs, config)
+        evaluator.evaluate(pairs, config)
+        return fitnesses(pairs)
+    finally:
+        evaluator.close()
+
+
 def test_split_gives_each_host_two_parts_in_order():
     assert [list(r) for r in split(10, 2)] == [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9]]
     assert [list(r) for r in split(3, 4)] == [[0], [1], [2]]
@@ -62,13 +73,7 @@ def test_each_simulator_belongs_to_one_host_and_results_repeat_run_to_run(tmp_pa
 
 
 def test_a_killed_host_is_replaced_and_its_part_runs_again_with_the_same_results(tmp_path):
-    reference, config, pairs = evaluator_and_population(tmp_path, name="reference.cfg")
-    try:
-        reference.evaluate(pairs, config)
-        reference.evaluate(pairs, config)
-        expected = fitnesses(pairs)
-    finally:
-        reference.close()
+    expected = undisturbed(tmp_path)
     evaluator, config, pairs = evaluator_and_population(tmp_path, name="faulty.cfg")
     try:
         evaluator.evaluate(pairs, config)

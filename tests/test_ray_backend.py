@@ -20,7 +20,7 @@ from neatpar import LiveHandleError, ParallelEvaluator  # noqa: E402
 from test_cli import ball_cfg, neatpar_cli, stats_rows  # noqa: E402
 from test_exchange import shm_segments  # noqa: E402
 from test_faults import Run  # noqa: E402
-from test_hosts import evaluator_and_population, fitnesses  # noqa: E402
+from test_hosts import evaluator_and_population, fitnesses, undisturbed  # noqa: E402
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
 VICTIM = 4  # a genome key of the first xor generation; Ray workers read it from their environment
@@ -89,13 +89,7 @@ def test_env_hosts_as_actors_repeat_the_local_hosts_results_exactly(tmp_path):
 
 
 def test_a_killed_actor_is_replaced_and_its_part_runs_again(tmp_path):
-    reference, config, pairs = evaluator_and_population(tmp_path, name="reference.cfg", backend="ray")
-    try:
-        reference.evaluate(pairs, config)
-        reference.evaluate(pairs, config)
-        expected = fitnesses(pairs)
-    finally:
-        reference.close()
+    expected = undisturbed(tmp_path, backend="ray")
     evaluator, config, pairs = evaluator_and_population(tmp_path, name="faulty.cfg", backend="ray")
     try:
         evaluator.evaluate(pairs, config)
