@@ -152,8 +152,11 @@ class _BridgeEnvironment(UnityEnvironment):
             super().__init__(*args, **kwargs)
         except BaseException:
             # UnityEnvironment registers its atexit close before it can fail (port taken, no
-            # connection); left behind, that callback raises at exit on a half-made object.
+            # connection, a signal mid-handshake): close what it made now, server and game, so that
+            # nothing is left for exit (the callback would raise on a half-made object).
             atexit.unregister(self._close)
+            if hasattr(self, "_communicator"):
+                self._close(0)
             raise
 
     def _send_academy_parameters(self, init_parameters):

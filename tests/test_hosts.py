@@ -156,3 +156,19 @@ def test_an_error_raised_in_a_host_reaches_the_user_as_its_one_line_message(tmp_
     last = result.stderr.strip().splitlines()[-1]
     assert last.startswith("neatpar: error: behavior 'Ball3D?team=0' observes 8 values") and "num_inputs = 8" in last
     assert not out.exists()
+
+
+@pytest.mark.parametrize("envs", [1, 2])
+def test_sigterm_while_simulators_have_not_connected_yet_leaves_nothing(tmp_path, envs):
+    silent = tmp_path / "silent.x86_64"  # a build that starts but never connects
+    silent.write_text("#!/bin/sh\nexec sleep 60\n")
+    silent.chmod(0o755)
+    run = Run(ball_cfg(tmp_path, env=str(silent), envs=envs, timeout=30), tmp_path / "run")
+    deadline = time.monotonic() + 60
+    while len([p for p in run.family() if "sleep" in open(f"/proc/{p}/cmdline").read()]) < envs:
+        assert time.monotonic() < deadline and run.proc.poll() is None
+        time.sleep(0.1)
+    run.proc.send_signal(signal.SIGTERM)
+    code, err = run.finish(timeout=30)
+    assert code == 143, err
+    run.assert_clean(shm_segments())
