@@ -323,9 +323,14 @@ class UnityEvaluator:
         self._hosts = None      # env hosts (envs > 1 or backend = ray), started by the first evaluate
 
     @classmethod
-    def from_config(cls, path: str, log_folder: str | None = None) -> "UnityEvaluator":
-        """Build from the [neatpar] section of a neat-python config file."""
+    def from_config(cls, path: str, log_folder: str | None = None, **overrides) -> "UnityEvaluator":
+        """Build from the [neatpar] section of a neat-python config file; keyword arguments
+        override its keys (e.g. `envs=4`)."""
         _, run = run_config.load(path)
+        unknown = sorted(set(overrides) - {f.name for f in dataclasses.fields(RunConfig)})
+        if unknown:
+            raise ConfigError(f"from_config: unknown setting {unknown[0]!r}; the [neatpar] keys are the settings")
+        run = dataclasses.replace(run, **overrides)
         return cls(run.env, run.behaviors, log_folder=log_folder, _run=run)
 
     @property

@@ -3,13 +3,16 @@ dynamically, lost hosts replaced and their parts run again with identical result
 left running after Ctrl+C or SIGTERM."""
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 
 import neat
 import pytest
 
-from conftest import pid_alive, wait_gone
+from conftest import ROOT, pid_alive, wait_gone
+from neatpar import ConfigError
 from neatpar import config as run_config
 from neatpar.hosts import split
 from neatpar.runner import UnityEvaluator
@@ -172,3 +175,18 @@ def test_sigterm_while_simulators_have_not_connected_yet_leaves_nothing(tmp_path
     code, err = run.finish(timeout=30)
     assert code == 143, err
     run.assert_clean(shm_segments())
+
+
+def test_from_config_takes_envs_and_refuses_unknown_settings(tmp_path):
+    path = ball_cfg(tmp_path)
+    with UnityEvaluator.from_config(path, envs=3) as evaluator:
+        assert evaluator.hosted and evaluator.run.envs == 3
+    with pytest.raises(ConfigError, match="unknown setting 'simulators'"):
+        UnityEvaluator.from_config(path, simulators=3)
+
+
+def test_the_ball_example_with_two_env_hosts():
+    result = subprocess.run([sys.executable, os.path.join("examples", "evolve_ball.py"), "--envs", "2"],
+                            capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert result.returncode == 0, result.stderr
+    assert "best genome" in result.stdout and "its returns on 3 fresh episodes" in result.stdout
