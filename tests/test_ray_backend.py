@@ -69,23 +69,30 @@ def test_ray_refuses_a_fitness_function_that_would_copy_a_live_handle():
             ParallelEvaluator(2, uses_live_socket, backend="ray")
 
 
-def test_env_hosts_as_actors_repeat_the_local_hosts_results_exactly(tmp_path):
-    results = {}
-    for backend in ("local", "ray", "ray"):
-        evaluator, config, pairs = evaluator_and_population(tmp_path, name=f"{backend}.cfg", backend=backend)
-        try:
-            evaluator.evaluate(pairs, config)
-            evaluator.evaluate(pairs, config)
-            if backend == "ray":
-                locations = evaluator._hosts.actor_locations()
-                assert len({pid for _, pid, _ in locations}) == 2 and all(sim for _, _, sim in locations)
-                assert not evaluator.bridge.connected
-            results.setdefault(backend, []).append(fitnesses(pairs))
-        finally:
-            evaluator.close()
-        if backend == "ray":
-            assert not wait_gone([sim for _, _, sim in locations] + [pid for _, pid, _ in locations], 10)
-    assert results["ray"][0] == results["ray"][1] == results["local"][0]
+def short_evolution(tmp_path, backend):
+    """Three generations of neat-python's own loop on env hosts: (best, mean) per generation,
+    and the actors' (node, PID, simulator PID) while they ran."""
+    evaluator, config, _ = evaluator_and_population(tmp_path, name=f"{backend}.cfg", backend=backend)
+    population = neat.Population(config, seed=5)
+    statistics = neat.StatisticsReporter()
+    population.add_reporter(statistics)
+    try:
+        population.run(evaluator.evaluate, 3)
+        assert not evaluator.bridge.connected
+        locations = evaluator._hosts.actor_locations() if backend == "ray" else []
+    finally:
+        evaluator.close()
+    curve = list(zip([g.fitness for g in statistics.most_fit_genomes], statistics.get_fitness_mean()))
+    return curve, locations
+
+
+def test_a_short_evolution_on_ray_actors_repeats_and_matches_local_hosts(tmp_path):
+    first, locations = short_evolution(tmp_path, "ray")
+    assert len({pid for _, pid, _ in locations}) == 2 and all(sim for _, _, sim in locations)
+    assert not wait_gone([sim for _, _, sim in locations] + [pid for _, pid, _ in locations], 10)
+    second, _ = short_evolution(tmp_path, "ray")
+    local, _ = short_evolution(tmp_path, "local")
+    assert len(first) == 3 and first == second == local
 
 
 def test_a_killed_actor_is_replaced_and_its_part_runs_again(tmp_path):
