@@ -284,15 +284,11 @@ class SimulatorBridge:
     def close(self) -> None:
         """Close the environment (the game quits on the 400 status); kill it if it lingers."""
         env, self._env = self._env, None
-        if env is None:
-            return
-        process = env._process
         try:
-            env._close(timeout=5)
+            if env is not None:
+                env._close(timeout=5)
         finally:
-            if process is not None and process.poll() is None:
-                process.kill()
-                process.wait()
+            self.kill()
 
     def _started(self, process) -> None:
         self._process = process
@@ -301,7 +297,7 @@ class SimulatorBridge:
 
     def kill(self) -> None:
         """Kill the simulator now, even mid-launch, without the closing handshake (signal
-        handlers, dying hosts)."""
+        handlers, dying hosts; and close() for a game that lingers)."""
         self._env = None
         process, self._process = self._process, None
         if process is not None and process.poll() is None:

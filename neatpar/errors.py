@@ -22,8 +22,8 @@ class WorkerDied(NeatparError, RuntimeError):
     """The worker running a task exited (killed, crashed, os._exit) before finishing it.
 
     `partial` holds the items that arrived; `position` is the index of the item the worker was
-    computing when it died (items between the two were computed but lost with the worker);
-    `worker` is the pool slot it ran in.
+    computing when it died (items between the two were computed but lost with the worker), None
+    when that is not known; `worker` is the pool slot it ran in.
     """
 
     def __init__(self, message: str, partial: list | None = None, exitcode: int | None = None,
@@ -31,7 +31,7 @@ class WorkerDied(NeatparError, RuntimeError):
         super().__init__(message)
         self.partial = partial or []
         self.exitcode = exitcode
-        self.position = len(self.partial) if position is None else position
+        self.position = position
         self.worker = worker  # the pool slot of the worker that was lost
 
 

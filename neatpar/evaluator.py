@@ -230,7 +230,7 @@ class ParallelEvaluator:
         error = result.error
         if error is None:
             return []
-        if isinstance(error, WorkerDied) and getattr(result, "culprit_unknown", False):
+        if isinstance(error, WorkerDied) and error.position is None:
             return [[g] for g in chunk[len(result.partial):]]  # one per task: the next loss names it
         if isinstance(error, WorkerDied):  # died or timed out: charge only the genome it was running
             culprit = chunk[error.position]

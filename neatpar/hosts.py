@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import atexit
 import dataclasses
-import hashlib
 import logging
 import math
 import multiprocessing
@@ -73,15 +72,13 @@ class HostState:
         self.bridge.on_launch = on_launch
         self.index = index
         self._runner: EpisodeRunner | None = None
-        self._config_key: bytes | None = None
 
-    def evaluate(self, config_key: bytes, config: Any, plan: tuple, genomes: list, generation: int,
-                 part: int, heartbeat=None) -> tuple[list[list[float]], GenerationStats, int]:
+    def evaluate(self, config: Any, plan: tuple, genomes: list, generation: int, part: int,
+                 heartbeat=None) -> tuple[list[list[float]], GenerationStats, int]:
         """Episode returns of `genomes` (part `part` of `generation`) on this host's simulator,
         the stats, and this host's index."""
-        if self._runner is None or self._config_key != config_key:
+        if self._runner is None or self._runner.neat_config is not config:
             self._runner = EpisodeRunner(self.bridge, self.run, config)
-            self._config_key = config_key
         self._runner.heartbeat = heartbeat
         champion, files = plan
         returns, stats = self._runner.evaluate(genomes, champion, files, generation, part)
@@ -127,9 +124,9 @@ def _on_sigterm(signum, frame) -> None:
     os._exit(128 + signum)
 
 
-def _host_part(config_key: bytes, config, plan, genomes: list, generation: int, part: int):
+def _host_part(config, plan, genomes: list, generation: int, part: int):
     """A pool task in a local env host."""
-    return _host.evaluate(config_key, config, plan, genomes, generation, part, heartbeat=workers.heartbeat)
+    return _host.evaluate(config, plan, genomes, generation, part, heartbeat=workers.heartbeat)
 
 
 # ---------------------------------------------------------------- main side: local hosts
@@ -145,16 +142,14 @@ class LocalHosts:
         self._refs: tuple = ()
         self._running: dict = {}  # AsyncResult -> ticket
 
-    def prepare(self, config_key: bytes, config_bytes: bytes, plan: Any) -> None:
+    def prepare(self, config_bytes: bytes, plan: Any) -> None:
         """The generation's config and (champion, files), sent once to each host that needs them."""
-        for ref in self._refs[1:]:
+        for ref in self._refs:
             self.pool.unshare(ref)
-        self._refs = (config_key, self.pool.share(None, pickled=config_bytes), self.pool.share(plan))
+        self._refs = (self.pool.share(None, pickled=config_bytes), self.pool.share(plan))
 
     def submit(self, ticket: Any, genomes: list, generation: int, part: int) -> None:
-        key, config_ref, plan_ref = self._refs
-        result = self.pool.apply_async(_host_part, (key, config_ref, plan_ref, genomes, generation, part),
-                                       timeout=self.timeout)
+        result = self.pool.apply_async(_host_part, (*self._refs, genomes, generation, part), timeout=self.timeout)
         self._running[result] = ticket
 
     def wait(self, timeout: float) -> list[tuple[Any, Any, BaseException | None]]:
@@ -226,9 +221,7 @@ class HostScheduler:
     def evaluate(self, genomes: list, champion=None, files: dict | None = None,
                  generation: int = 0) -> tuple[list[list[float]], GenerationStats]:
         started = time.perf_counter()
-        config_bytes = dumps(self.neat_config)
-        self.hosts.prepare(hashlib.blake2b(config_bytes, digest_size=16).digest(), config_bytes,
-                           (champion, files or {}))
+        self.hosts.prepare(dumps(self.neat_config), (champion, files or {}))
         parts = split(len(genomes), self.hosts.count)
         waiting = deque(range(len(parts)))
         losses = [0] * len(parts)

@@ -233,7 +233,7 @@ class Pool:
                 w.process.join()
             self._forget(w)
         for task in self._queue:
-            task.result._finish(error=WorkerDied("the pool was stopped before the task ran"))
+            task.result._finish(error=WorkerDied("the pool was stopped before the task ran", position=0))
         self._queue.clear()
 
     def __enter__(self) -> "Pool":

@@ -80,6 +80,17 @@ def shutdown(ray) -> None:
         ray.shutdown()
 
 
+_config_read: tuple = (b"", None)
+
+
+def _config_from(payload: bytes) -> Any:
+    """The neat config `payload` holds, unpickled once per Ray worker while the bytes stay the same."""
+    global _config_read
+    if payload != _config_read[0]:
+        _config_read = (payload, pickle.loads(payload))
+    return _config_read[1]
+
+
 # ---------------------------------------------------------------- env hosts as actors
 
 class EnvHostActor:
@@ -88,15 +99,10 @@ class EnvHostActor:
     def __init__(self, setup, index: int):
         from .hosts import HostState
         self.state = HostState(setup, index)
-        self._configs: dict[bytes, Any] = {}
         self.beats = 0  # simulator steps so far; read by `progress` while a part runs
 
-    def evaluate(self, config_key: bytes, config_bytes: bytes, plan, genomes: list, generation: int, part: int):
-        config = self._configs.get(config_key)
-        if config is None:
-            self._configs = {config_key: pickle.loads(config_bytes)}
-            config = self._configs[config_key]
-        return self.state.evaluate(config_key, config, plan, genomes, generation, part, heartbeat=self._beat)
+    def evaluate(self, config_bytes: bytes, plan, genomes: list, generation: int, part: int):
+        return self.state.evaluate(_config_from(config_bytes), plan, genomes, generation, part, heartbeat=self._beat)
 
     def _beat(self) -> None:
         self.beats += 1
@@ -138,13 +144,12 @@ class RayHosts:
     def _new_actor(self, index: int):
         return self._actor_class.remote(self.setup, index)
 
-    def prepare(self, config_key: bytes, config_bytes: bytes, plan: Any) -> None:
-        self._refs = (config_key, self.ray.put(config_bytes), self.ray.put(plan))
+    def prepare(self, config_bytes: bytes, plan: Any) -> None:
+        self._refs = (self.ray.put(config_bytes), self.ray.put(plan))
 
     def submit(self, ticket: Any, genomes: list, generation: int, part: int) -> None:
         index = self._idle.popleft()
-        key, config_ref, plan_ref = self._refs
-        ref = self._actors[index].evaluate.remote(key, config_ref, plan_ref, genomes, generation, part)
+        ref = self._actors[index].evaluate.remote(*self._refs, genomes, generation, part)
         self._running[ref] = (ticket, index)
         self._heard[index] = (-1, time.monotonic())
 
@@ -224,27 +229,22 @@ def _first_line(exc: BaseException) -> str:
 # ---------------------------------------------------------------- ParallelEvaluator on Ray
 
 _initialized: set[str] = set()
-_configs: dict[str, Any] = {}
 
 
-def _ray_chunk(eval_function: Callable, init: tuple, config_key: str, config_bytes: bytes,
-               seed: int | None, genomes: list) -> list[tuple]:
+def _ray_chunk(eval_function: Callable, init: tuple, config_bytes: bytes, seed: int | None,
+               genomes: list) -> list[tuple]:
     """A Ray task: the initializer once per worker process, then the chunk's outcomes."""
     from .evaluator import evaluate_chunk
     token, initializer, initargs = init
     if initializer is not None and token not in _initialized:
         initializer(*initargs)
         _initialized.add(token)
-    config = _configs.get(config_key)
-    if config is None:
-        _configs.clear()
-        config = _configs[config_key] = pickle.loads(config_bytes)
-    return list(evaluate_chunk(eval_function, config, seed, genomes))
+    return list(evaluate_chunk(eval_function, _config_from(config_bytes), seed, genomes))
 
 
 class RayJob:
-    """One chunk in flight; `partial` and `error` as on a pool's AsyncResult. `culprit_unknown`
-    is set when a multi-genome chunk lost its worker (Ray gives no partial results)."""
+    """One chunk in flight; `partial` and `error` as on a pool's AsyncResult (Ray gives no partial
+    results, so a lost chunk of several genomes does not know which one was running)."""
 
     def __init__(self, args: tuple, chunk: list):
         self.args, self.chunk = args, chunk
@@ -252,7 +252,6 @@ class RayJob:
         self.deadline: float | None = None
         self.partial: list = []
         self.error: BaseException | None = None
-        self.culprit_unknown = False
 
 
 class RayTasks:
@@ -270,13 +269,14 @@ class RayTasks:
         self._waiting: deque[RayJob] = deque()
         self._running: dict = {}  # ObjectRef -> RayJob
 
-    def put_config(self, key: bytes, payload: bytes) -> tuple:
-        if not self._config or self._config[0] != key.hex():
-            self._config = (key.hex(), self.ray.put(payload))
-        return self._config
+    def put_config(self, key: bytes, payload: bytes):
+        """The config in the object store, put again only when its digest `key` changes."""
+        if not self._config or self._config[0] != key:
+            self._config = (key, self.ray.put(payload))
+        return self._config[1]
 
-    def submit(self, config: tuple, seed: int | None, chunk: list) -> RayJob:
-        job = RayJob((self._function_ref, self._init, config[0], config[1], seed, chunk), chunk)
+    def submit(self, config_ref, seed: int | None, chunk: list) -> RayJob:
+        job = RayJob((self._function_ref, self._init, config_ref, seed, chunk), chunk)
         self._waiting.append(job)
         self._start_waiting()
         return job
@@ -307,8 +307,7 @@ class RayTasks:
         except (ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError,
                 ray.exceptions.TaskCancelledError) as exc:
             job.error = WorkerDied(f"the Ray worker running genomes {[g.key for g in job.chunk]} died: "
-                                   f"{_first_line(exc)}", [], None, 0)
-            job.culprit_unknown = len(job.chunk) > 1
+                                   f"{_first_line(exc)}", [], None, _known_position(job))
         except ray.exceptions.RayTaskError as exc:
             job.error = RemoteError(_first_line(exc), str(exc))
 
@@ -319,8 +318,8 @@ class RayTasks:
                 self.ray.cancel(ref, force=True)
                 del self._running[ref]
                 job.error = TaskTimeout(f"genomes {[g.key for g in job.chunk]} did not finish within "
-                                        f"{self.timeout} s each; their Ray worker was stopped", [], None, 0)
-                job.culprit_unknown = len(job.chunk) > 1
+                                        f"{self.timeout} s each; their Ray worker was stopped", [], None,
+                                        _known_position(job))
 
     def close(self) -> None:
         for ref in list(self._running):
@@ -330,6 +329,11 @@ class RayTasks:
         if self._started:
             shutdown(self.ray)
             self._started = False
+
+
+def _known_position(job: RayJob) -> int | None:
+    """Which genome of a lost chunk was running: known only for a chunk of one."""
+    return 0 if len(job.chunk) == 1 else None
 
 
 def _refuse_live_globals(eval_function: Callable) -> None:

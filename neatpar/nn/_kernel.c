@@ -225,14 +225,11 @@ static PyObject *ff_structure(PyObject *self, PyObject *args)
     char *required = malloc(cap + 1);
     Py_ssize_t dst_of_conn_cap = max_conn + 1;
     Py_ssize_t *dense_dst = malloc(sizeof(Py_ssize_t) * dst_of_conn_cap), *dense_src = malloc(sizeof(Py_ssize_t) * dst_of_conn_cap);
+    PyObject *result = NULL;
     if (!keys || !pred_start || !pred || !succ_start || !succ || !fill || !stack || !waiting || !order || !slot ||
         !required || !dense_dst || !dense_src) {
-        free(keys); free(pred_start); free(pred); free(succ_start); free(succ); free(fill); free(stack);
-        free(waiting); free(order); free(slot); free(required); free(dense_dst); free(dense_src);
-        PyBuffer_Release(&b_src); PyBuffer_Release(&b_dst); PyBuffer_Release(&b_cs); PyBuffer_Release(&b_key);
-        PyBuffer_Release(&b_gns); PyBuffer_Release(&b_lc); PyBuffer_Release(&b_nls); PyBuffer_Release(&b_lslot);
-        PyBuffer_Release(&b_nslot); PyBuffer_Release(&b_stride);
-        return PyErr_NoMemory();
+        PyErr_NoMemory();
+        goto done;
     }
     Py_ssize_t nodes_out = 0, links_out = 0;
     gns[0] = 0;
@@ -306,12 +303,14 @@ static PyObject *ff_structure(PyObject *self, PyObject *args)
         gns[g + 1] = nodes_out;
         stride_out[g] = next_slot;
     }
+    result = Py_BuildValue("nn", nodes_out, links_out);
+done:  /* one exit: every buffer and scratch array released on success and on failure */
     free(keys); free(pred_start); free(pred); free(succ_start); free(succ); free(fill); free(stack);
     free(waiting); free(order); free(slot); free(required); free(dense_dst); free(dense_src);
     PyBuffer_Release(&b_src); PyBuffer_Release(&b_dst); PyBuffer_Release(&b_cs); PyBuffer_Release(&b_key);
     PyBuffer_Release(&b_gns); PyBuffer_Release(&b_lc); PyBuffer_Release(&b_nls); PyBuffer_Release(&b_lslot);
     PyBuffer_Release(&b_nslot); PyBuffer_Release(&b_stride);
-    return Py_BuildValue("nn", nodes_out, links_out);
+    return result;
 }
 
 static PyMethodDef methods[] = {
