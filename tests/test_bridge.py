@@ -13,9 +13,8 @@ from mlagents_envs.exception import UnityEnvironmentException
 import neatpar
 from neatpar.bridge import BASE_PORT, LocalCommunicator, SimulatorBridge, SimulatorError
 from neatpar.errors import ConfigError, LiveHandleError
-from simenv import BUILDS, free_worker_id
+from helpers import BALL, BUILDS, free_worker_id
 
-BALL = os.path.join(BUILDS, "ball")
 
 
 @pytest.fixture

@@ -11,45 +11,9 @@ import time
 import neat
 import pytest
 
-from conftest import ROOT
-from neat_configs import write_config
 from neatpar.genome_io import genome_from_dict
-from simenv import BUILDS, free_worker_id
+from helpers import BALL, BUILDS, ROOT, ball_cfg, free_worker_id, neatpar_cli, stats_rows, write_config
 
-BALL = os.path.join(BUILDS, "ball")
-
-
-def ball_cfg(folder, name="ball.cfg", generations=3, interval=1, **over):
-    section = {"env": BALL, "env_args": "--agents 4 --max-steps 15", "behaviors": "Ball3D?team=0: population",
-               "max_steps": 15, "generations": generations, "seed": 11, "checkpoint_interval": interval,
-               "worker_id": free_worker_id()}
-    neat_options = {k: over.pop(k) for k in list(over) if k in ("num_inputs", "num_outputs", "pop_size")}
-    section.update(over)
-    return write_config(folder, name, neatpar=section, **{"pop_size": 8, "num_inputs": 8, "num_outputs": 2,
-                                                          "activation_options": "tanh",
-                                                          "activation_default": "tanh", **neat_options})
-
-
-def neatpar_cli(*args, timeout=300):
-    return subprocess.run([sys.executable, "-m", "neatpar.cli", *args], capture_output=True, text=True,
-                          cwd=ROOT, timeout=timeout)
-
-
-def sims_on(port_marker: str) -> list[int]:
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            cmd = open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode()
-        except OSError:
-            continue
-        if "neatpar.sim" in cmd and port_marker in cmd:
-            found.append(int(pid))
-    return found
-
-
-def stats_rows(folder):
-    with open(os.path.join(folder, "stats.csv")) as f:
-        return [(r["generation"], r["best_fitness"], r["mean_fitness"], r["species"]) for r in csv.DictReader(f)]
 
 
 def test_evolve_writes_a_complete_run_folder(tmp_path):

@@ -13,8 +13,8 @@ import pytest
 import fitness_fns
 import neatpar
 import neatpar.serialize
-from conftest import child_pids, load_config, wait_gone
 from neatpar.evaluator import seed_genome
+from helpers import child_pids, load_config, wait_gone
 
 
 def fitnesses(pairs):

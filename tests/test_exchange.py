@@ -8,12 +8,9 @@ import pytest
 
 import neatpar
 from neatpar.exchange import StaleStepError, StepExchange
+from helpers import shm_segments
 
 STEPS = 100_000  # the exchange's stress test: at least 100,000 sequenced steps
-
-
-def shm_segments():
-    return {name for name in os.listdir("/dev/shm") if name.startswith("neatpar-")}
 
 
 def echo(spec, step, start, end, worker, delay_seed):

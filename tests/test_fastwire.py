@@ -10,10 +10,8 @@ import pytest
 from mlagents_envs.base_env import ActionTuple
 
 import neatpar
-from conftest import ROOT
 from neatpar import fastwire
-from protoplain import as_plain
-from simenv import simulator
+from helpers import ROOT, as_plain, simulator
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
 # Names the old files bind only for their own machinery, which current protoc output has no use for.
@@ -113,7 +111,7 @@ def test_pure_python_backend_when_asked_same_results():
     script = SUBPROCESS_CHECK + (
         "import json, sys\n"
         f"sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r})\n"
-        "from protoplain import as_plain\n"
+        "from helpers import as_plain\n"
         "from mlagents_envs.communicator_objects.unity_message_pb2 import UnityMessageProto\n"
         f"data = open({os.path.join(FIXTURES, 'step_output.bin')!r}, 'rb').read()\n"
         f"expected = json.load(open({os.path.join(FIXTURES, 'expected.json')!r}))['messages']['step_output']\n"

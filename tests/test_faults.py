@@ -11,65 +11,10 @@ import time
 
 import pytest
 
-from conftest import ROOT
 from neatpar.run_folder import load_checkpoint
-from test_cli import ball_cfg, neatpar_cli, stats_rows
-from test_exchange import shm_segments
-from test_inference import processes_marked
+from helpers import ROOT, Run, ball_cfg, neatpar_cli, processes_marked, shm_segments, stats_rows
 
 pytestmark = pytest.mark.slow
-
-
-def cmdline(pid):
-    try:
-        return open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode()
-    except OSError:
-        return ""
-
-
-class Run:
-    """`neatpar evolve` in a subprocess whose processes carry a marker in their environment."""
-
-    def __init__(self, config, out, *extra):
-        self.mark = f"{os.getpid()}-{time.monotonic_ns()}"
-        env = {**os.environ, "NEATPAR_TEST_MARK": self.mark}
-        self.proc = subprocess.Popen([sys.executable, "-m", "neatpar.cli", "evolve", "--config", config, "--out",
-                                      str(out), *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True, cwd=ROOT, env=env)
-        self.lines = []
-
-    def family(self):
-        return [p for p in processes_marked(f"NEATPAR_TEST_MARK={self.mark}") if p != self.proc.pid]
-
-    def simulators(self):
-        return [p for p in self.family() if "neatpar.sim" in cmdline(p)]
-
-    def workers(self):
-        return [p for p in self.family() if "spawn_main" in cmdline(p)]
-
-    def wait_for(self, prefix, timeout=120):
-        deadline = time.monotonic() + timeout
-        for line in self.proc.stdout:
-            self.lines.append(line)
-            if line.startswith(prefix) or time.monotonic() > deadline:
-                return
-
-    def finish(self, timeout=300):
-        try:
-            out, err = self.proc.communicate(timeout=timeout)
-        finally:
-            if self.proc.poll() is None:
-                self.proc.kill()
-                self.proc.wait()
-        self.lines.extend(out.splitlines(True))
-        return self.proc.returncode, err
-
-    def assert_clean(self, segments_before):
-        deadline = time.monotonic() + 5
-        while self.family() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert self.family() == [], f"left running: {[cmdline(p) for p in self.family()]}"
-        assert shm_segments() == segments_before
 
 
 def test_pool_workers_killed_and_hung_mid_run_change_nothing(tmp_path):

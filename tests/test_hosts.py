@@ -11,42 +11,11 @@ import time
 import neat
 import pytest
 
-from conftest import ROOT, pid_alive, wait_gone
 from neatpar import ConfigError
 from neatpar import config as run_config
 from neatpar.hosts import split
 from neatpar.runner import UnityEvaluator
-from test_cli import ball_cfg, neatpar_cli, stats_rows
-from test_exchange import shm_segments
-from test_faults import Run
-
-
-def parent_of(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        return int(f.read().rsplit(")", 1)[1].split()[1])
-
-
-def evaluator_and_population(tmp_path, name="ball.cfg", **over):
-    path = ball_cfg(tmp_path, name=name, **{"envs": 2, "timeout": 3, "pop_size": 16,
-                                            "env_args": "--agents 4 --max-steps 60", "max_steps": 60, **over})
-    config, run = run_config.load(path)
-    population = neat.Population(config, seed=5)
-    return UnityEvaluator(run.env, run.behaviors, _run=run), config, list(population.population.items())
-
-
-def fitnesses(pairs):
-    return [g.fitness for _, g in pairs]
-
-
-def undisturbed(tmp_path, **over):
-    """Fitnesses after two generations' evaluations of the same population, without faults."""
-    evaluator, config, pairs = evaluator_and_population(tmp_path, name="reference.cfg", **over)
-    try:
-        evaluator.evaluate(pairs, config)
-        evaluator.evaluate(pairs, config)
-        return fitnesses(pairs)
-    finally:
-        evaluator.close()
+from helpers import ROOT, Run, ball_cfg, evaluator_and_population, fitnesses, neatpar_cli, parent_of, pid_alive, shm_segments, stats_rows, undisturbed, wait_gone
 
 
 def test_split_gives_each_host_two_parts_in_order():

@@ -9,15 +9,11 @@ import neat
 import numpy as np
 import pytest
 
-from conftest import ROOT, wait_gone
-from neat_configs import write_config
 from neatpar import config as run_config
 from neatpar.inference import AutoInference, InProcessInference, PoolInference
 from neatpar.nn import FeedForwardPopulation, RecurrentPopulation
 from neatpar.runner import UnityEvaluator
-from simenv import BUILDS, free_worker_id
-from test_cli import ball_cfg, neatpar_cli
-from test_exchange import shm_segments
+from helpers import BUILDS, ROOT, ball_cfg, free_worker_id, neatpar_cli, processes_marked, shm_segments, wait_gone, write_config
 
 
 def evolved(tmp_path, feed_forward, count=12, outputs=2):
@@ -123,17 +119,6 @@ def runner_fitness(tmp_path, inference, teams=False):
 def test_runner_results_identical_in_process_and_on_the_pool(tmp_path, teams):
     # Ball: continuous, recurrent, 10 genomes on 4 agents; teams: discrete with masks vs the champion.
     assert runner_fitness(tmp_path, "inprocess", teams) == runner_fitness(tmp_path, "pool", teams)
-
-
-def processes_marked(mark):
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            if mark.encode() in open(f"/proc/{pid}/environ", "rb").read():
-                found.append(int(pid))
-        except OSError:
-            pass
-    return found
 
 
 def test_ctrl_c_with_pool_inference_leaves_no_processes_or_segments(tmp_path):

@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from neat.genes import DefaultConnectionGene, DefaultNodeGene
 
-from neat_configs import ALL_ACTIVATIONS, ALL_AGGREGATIONS, make_config
 from neatpar.nn import FeedForwardPopulation, RecurrentPopulation
+from helpers import ALL_ACTIVATIONS, ALL_AGGREGATIONS, make_config
 
 BASIC = dict(activation_options="sigmoid tanh relu", activation_mutate_rate=0.3)
 MIXED = dict(activation_options=ALL_ACTIVATIONS, aggregation_options=ALL_AGGREGATIONS,

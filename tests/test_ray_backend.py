@@ -15,12 +15,8 @@ os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # before Ray is imported: no
 import ray  # noqa: E402 - the ray extra; make test installs it
 
 import fitness_fns  # noqa: E402
-from conftest import ROOT, wait_gone  # noqa: E402
 from neatpar import LiveHandleError, ParallelEvaluator  # noqa: E402
-from test_cli import ball_cfg, neatpar_cli, stats_rows  # noqa: E402
-from test_exchange import shm_segments  # noqa: E402
-from test_faults import Run  # noqa: E402
-from test_hosts import evaluator_and_population, fitnesses, undisturbed  # noqa: E402
+from helpers import ROOT, Run, ball_cfg, evaluator_and_population, fitnesses, neatpar_cli, shm_segments, stats_rows, undisturbed, wait_gone
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
 VICTIM = 4  # a genome key of the first xor generation; Ray workers read it from their environment

@@ -6,13 +6,11 @@ import numpy as np
 import pytest
 from mlagents_envs.base_env import ActionSpec, BehaviorSpec, ObservationSpec
 
-from neat_configs import write_config
 from neatpar import config as run_config
 from neatpar.genome_io import save_genome_json
 from neatpar.runner import UnityEvaluator, outputs_to_actions
-from simenv import BUILDS, free_worker_id
+from helpers import BALL, BUILDS, free_worker_id, write_config
 
-BALL = os.path.join(BUILDS, "ball")
 TEAMS = os.path.join(BUILDS, "teams")
 
 

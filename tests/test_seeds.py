@@ -11,15 +11,13 @@ import numpy as np
 import pytest
 
 import neatpar
-from conftest import ROOT, load_config
 from neatpar.bridge import SimulatorBridge
 from neatpar.errors import LiveHandleError
 from neatpar.exchange import StepExchange
 from neatpar.inference import PoolInference
 from neatpar.nn import FeedForwardPopulation
 from neatpar.serialize import dumps
-from simenv import BUILDS, free_worker_id, simulator
-from test_inference import processes_marked
+from helpers import BUILDS, ROOT, free_worker_id, load_config, processes_marked, simulator
 
 EXAMPLES = os.path.join(ROOT, "examples")
 SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripts")

@@ -3,8 +3,8 @@ import pickle
 
 import neat
 
-from conftest import load_config
 from neatpar.serialize import _peek_count, dumps
+from helpers import load_config
 
 
 def started_config():

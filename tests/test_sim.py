@@ -15,9 +15,7 @@ from mlagents_envs.side_channel.engine_configuration_channel import EngineConfig
 from mlagents_envs.side_channel.environment_parameters_channel import EnvironmentParametersChannel
 from mlagents_envs.side_channel.raw_bytes_channel import RawBytesChannel
 from mlagents_envs.side_channel.stats_side_channel import StatsSideChannel
-
-from conftest import ROOT, pid_alive, wait_gone
-from simenv import BUILDS, free_worker_id, simulator
+from helpers import BUILDS, ROOT, free_worker_id, pid_alive, simulator, wait_gone
 
 
 def step_with(env, name, action_fn):

@@ -9,8 +9,8 @@ import sys
 import time
 
 import pytest
+from helpers import ROOT, wait_gone
 
-from conftest import ROOT, wait_gone
 
 SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripts")
 

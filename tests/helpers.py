@@ -1,0 +1,368 @@
+"""What the tests share: paths, neat-python configs, simulators with guaranteed clean-up,
+process and shared-memory inspection, `neatpar` command-line runs, and plain views of messages.
+Test modules import from here and never from each other."""
+import contextlib
+import csv
+import os
+import random
+import socket
+import subprocess
+import sys
+import time
+
+from multiprocessing import resource_tracker
+
+# neat-python, mlagents-envs and neatpar are imported where used, so that the stock-stack script
+# tests/fixtures/make_fixtures.py can use as_plain() without them.
+
+# ---------------------------------------------------------------- paths and configs
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CONFIGS = os.path.join(ROOT, "configs")
+BUILDS = os.path.join(ROOT, "unity_builds")
+BALL = os.path.join(BUILDS, "ball")
+BASE_PORT = 5005
+
+
+def load_config(name: str = "xor.cfg"):
+    import neat
+    return neat.Config(neat.DefaultGenome, neat.DefaultReproduction, neat.DefaultSpeciesSet,
+                       neat.DefaultStagnation, os.path.join(CONFIGS, name))
+
+
+def child_pids() -> set[int]:
+    """PIDs of this process's live children, less multiprocessing's resource tracker."""
+    me, found = os.getpid(), set()
+    tracker = getattr(resource_tracker._resource_tracker, "_pid", None)
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == me and fields[0] != "Z" and int(entry) != tracker:
+            found.add(int(entry))
+    return found
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def wait_gone(pids, timeout: float = 5.0) -> set[int]:
+    """Wait until none of `pids` is alive; return those still alive after `timeout`."""
+    deadline = time.monotonic() + timeout
+    alive = {p for p in pids if pid_alive(p)}
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.05)
+        alive = {p for p in alive if pid_alive(p)}
+    return alive
+
+
+ALL_ACTIVATIONS = ("sigmoid tanh sin gauss relu elu lelu selu softplus identity clamped inv log exp "
+                   "abs hat square cube")
+ALL_AGGREGATIONS = "sum product max min maxabs median mean"
+
+DEFAULTS = dict(
+    pop_size=20, num_inputs=3, num_outputs=2, num_hidden=0, feed_forward="true",
+    initial_connection="full_direct", activation_default="sigmoid", activation_options="sigmoid",
+    activation_mutate_rate=0.0, aggregation_default="sum", aggregation_options="sum",
+    aggregation_mutate_rate=0.0, conn_add_prob=0.5, conn_delete_prob=0.2, node_add_prob=0.3,
+    node_delete_prob=0.1, bias_mutate_rate=0.7, response_mutate_rate=0.0, response_init_stdev=0.0,
+    enabled_mutate_rate=0.05, weight_init_stdev=1.0,
+)
+
+TEMPLATE = """
+[NEAT]
+fitness_criterion = max
+fitness_threshold = 1e9
+pop_size = {pop_size}
+reset_on_extinction = false
+no_fitness_termination = true
+
+[DefaultGenome]
+num_inputs = {num_inputs}
+num_hidden = {num_hidden}
+num_outputs = {num_outputs}
+initial_connection = {initial_connection}
+feed_forward = {feed_forward}
+compatibility_disjoint_coefficient = 1.0
+compatibility_weight_coefficient = 0.5
+conn_add_prob = {conn_add_prob}
+conn_delete_prob = {conn_delete_prob}
+node_add_prob = {node_add_prob}
+node_delete_prob = {node_delete_prob}
+single_structural_mutation = false
+structural_mutation_surer = default
+activation_default = {activation_default}
+activation_options = {activation_options}
+activation_mutate_rate = {activation_mutate_rate}
+aggregation_default = {aggregation_default}
+aggregation_options = {aggregation_options}
+aggregation_mutate_rate = {aggregation_mutate_rate}
+bias_init_mean = 0.0
+bias_init_stdev = 1.0
+bias_init_type = gaussian
+bias_replace_rate = 0.1
+bias_mutate_rate = {bias_mutate_rate}
+bias_mutate_power = 0.5
+bias_max_value = 30.0
+bias_min_value = -30.0
+response_init_mean = 1.0
+response_init_stdev = {response_init_stdev}
+response_init_type = gaussian
+response_replace_rate = 0.1
+response_mutate_rate = {response_mutate_rate}
+response_mutate_power = 0.5
+response_max_value = 30.0
+response_min_value = -30.0
+weight_init_mean = 0.0
+weight_init_stdev = {weight_init_stdev}
+weight_init_type = gaussian
+weight_max_value = 30
+weight_min_value = -30
+weight_mutate_rate = 0.8
+weight_replace_rate = 0.1
+weight_mutate_power = 0.5
+enabled_default = true
+enabled_mutate_rate = {enabled_mutate_rate}
+enabled_rate_to_true_add = 0.0
+enabled_rate_to_false_add = 0.0
+
+[DefaultSpeciesSet]
+compatibility_threshold = 3.0
+
+[DefaultStagnation]
+species_fitness_func = max
+max_stagnation = 20
+species_elitism = 2
+
+[DefaultReproduction]
+elitism = 2
+survival_threshold = 0.2
+min_species_size = 2
+"""
+
+
+def write_config(directory, name="neat.cfg", neatpar: dict | None = None, **options) -> str:
+    """Write a config with `options` over DEFAULTS (and a [neatpar] section) into `directory`."""
+    unknown = set(options) - set(DEFAULTS)
+    if unknown:
+        raise KeyError(f"unknown config options {sorted(unknown)}")
+    path = os.path.join(str(directory), name)
+    with open(path, "w") as f:
+        f.write(TEMPLATE.format(**{**DEFAULTS, **options}))
+        if neatpar is not None:
+            f.write("\n[neatpar]\n" + "".join(f"{k} = {v}\n" for k, v in neatpar.items()))
+    return path
+
+
+def make_config(directory, name="neat.cfg", **options):
+    """Write a config with `options` over DEFAULTS into `directory` and load it."""
+    import neat
+    return neat.Config(neat.DefaultGenome, neat.DefaultReproduction, neat.DefaultSpeciesSet,
+                       neat.DefaultStagnation, write_config(directory, name, **options))
+
+
+# ---------------------------------------------------------------- simulators
+
+
+def free_worker_id() -> int:
+    """A worker_id whose port (5005 + id) is free on this machine right now."""
+    for _ in range(200):
+        worker_id = random.randint(100, 3000)
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", BASE_PORT + worker_id))
+                return worker_id
+            except OSError:
+                continue
+    raise RuntimeError("no free port for a simulator")
+
+
+@contextlib.contextmanager
+def simulator(build="ball", args=(), seed=0, side_channels=None, log_folder=None, timeout_wait=30):
+    """A UnityEnvironment on a simulator build; closed (and its process reaped) on exit."""
+    from mlagents_envs.environment import UnityEnvironment
+    env = UnityEnvironment(os.path.join(BUILDS, build), worker_id=free_worker_id(), seed=seed,
+                           no_graphics=True, additional_args=list(args), side_channels=side_channels or [],
+                           log_folder=log_folder, timeout_wait=timeout_wait)
+    process = env._process
+    try:
+        yield env
+    finally:
+        try:
+            env.close()
+        finally:
+            if process is not None and process.poll() is None:
+                process.kill()
+            if process is not None:
+                process.wait()
+                assert not wait_gone([process.pid], 2.0)
+
+
+# ---------------------------------------------------------------- processes and shared memory
+
+def cmdline(pid):
+    try:
+        return open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+def processes_marked(mark):
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if mark.encode() in open(f"/proc/{pid}/environ", "rb").read():
+                found.append(int(pid))
+        except OSError:
+            pass
+    return found
+
+
+def sims_on(port_marker: str) -> list[int]:
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmd = open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if "neatpar.sim" in cmd and port_marker in cmd:
+            found.append(int(pid))
+    return found
+
+
+def parent_of(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[1])
+
+
+def shm_segments():
+    return {name for name in os.listdir("/dev/shm") if name.startswith("neatpar-")}
+
+
+# ---------------------------------------------------------------- neatpar runs
+
+def ball_cfg(folder, name="ball.cfg", generations=3, interval=1, **over):
+    section = {"env": BALL, "env_args": "--agents 4 --max-steps 15", "behaviors": "Ball3D?team=0: population",
+               "max_steps": 15, "generations": generations, "seed": 11, "checkpoint_interval": interval,
+               "worker_id": free_worker_id()}
+    neat_options = {k: over.pop(k) for k in list(over) if k in ("num_inputs", "num_outputs", "pop_size")}
+    section.update(over)
+    return write_config(folder, name, neatpar=section, **{"pop_size": 8, "num_inputs": 8, "num_outputs": 2,
+                                                          "activation_options": "tanh",
+                                                          "activation_default": "tanh", **neat_options})
+
+
+def neatpar_cli(*args, timeout=300):
+    return subprocess.run([sys.executable, "-m", "neatpar.cli", *args], capture_output=True, text=True,
+                          cwd=ROOT, timeout=timeout)
+
+
+def stats_rows(folder):
+    with open(os.path.join(folder, "stats.csv")) as f:
+        return [(r["generation"], r["best_fitness"], r["mean_fitness"], r["species"]) for r in csv.DictReader(f)]
+
+
+class Run:
+    """`neatpar evolve` in a subprocess whose processes carry a marker in their environment."""
+
+    def __init__(self, config, out, *extra):
+        self.mark = f"{os.getpid()}-{time.monotonic_ns()}"
+        env = {**os.environ, "NEATPAR_TEST_MARK": self.mark}
+        self.proc = subprocess.Popen([sys.executable, "-m", "neatpar.cli", "evolve", "--config", config, "--out",
+                                      str(out), *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True, cwd=ROOT, env=env)
+        self.lines = []
+
+    def family(self):
+        return [p for p in processes_marked(f"NEATPAR_TEST_MARK={self.mark}") if p != self.proc.pid]
+
+    def simulators(self):
+        return [p for p in self.family() if "neatpar.sim" in cmdline(p)]
+
+    def workers(self):
+        return [p for p in self.family() if "spawn_main" in cmdline(p)]
+
+    def wait_for(self, prefix, timeout=120):
+        deadline = time.monotonic() + timeout
+        for line in self.proc.stdout:
+            self.lines.append(line)
+            if line.startswith(prefix) or time.monotonic() > deadline:
+                return
+
+    def finish(self, timeout=300):
+        try:
+            out, err = self.proc.communicate(timeout=timeout)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+        self.lines.extend(out.splitlines(True))
+        return self.proc.returncode, err
+
+    def assert_clean(self, segments_before):
+        deadline = time.monotonic() + 5
+        while self.family() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert self.family() == [], f"left running: {[cmdline(p) for p in self.family()]}"
+        assert shm_segments() == segments_before
+
+
+def evaluator_and_population(tmp_path, name="ball.cfg", **over):
+    """A UnityEvaluator on two env hosts, its neat config, and a first generation."""
+    import neat
+    from neatpar import config as run_config
+    from neatpar.runner import UnityEvaluator
+    path = ball_cfg(tmp_path, name=name, **{"envs": 2, "timeout": 3, "pop_size": 16,
+                                            "env_args": "--agents 4 --max-steps 60", "max_steps": 60, **over})
+    config, run = run_config.load(path)
+    population = neat.Population(config, seed=5)
+    return UnityEvaluator(run.env, run.behaviors, _run=run), config, list(population.population.items())
+
+
+def fitnesses(pairs):
+    return [g.fitness for _, g in pairs]
+
+
+def undisturbed(tmp_path, **over):
+    """Fitnesses after two generations' evaluations of the same population, without faults."""
+    evaluator, config, pairs = evaluator_and_population(tmp_path, name="reference.cfg", **over)
+    try:
+        evaluator.evaluate(pairs, config)
+        evaluator.evaluate(pairs, config)
+        return fitnesses(pairs)
+    finally:
+        evaluator.close()
+
+
+# ---------------------------------------------------------------- messages as plain values
+
+def as_plain(message):
+    out = {}
+    for field in message.DESCRIPTOR.fields:
+        value = getattr(message, field.name)
+        if field.message_type is not None and field.message_type.GetOptions().map_entry:
+            out[field.name] = {k: _value(field.message_type.fields_by_name["value"], v) for k, v in sorted(value.items())}
+        elif field.label == field.LABEL_REPEATED:
+            out[field.name] = [_value(field, v) for v in value]
+        elif field.message_type is not None:
+            out[field.name] = as_plain(value) if message.HasField(field.name) else None
+        else:
+            out[field.name] = _value(field, value)
+    return out
+
+
+def _value(field, value):
+    if field.message_type is not None:
+        return as_plain(value)
+    if isinstance(value, bytes):
+        return value.hex()
+    return value
