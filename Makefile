@@ -7,16 +7,14 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.neatpar-installed
 EXTRAS ?= test,plot,ray
 
-.PHONY: venv demo test bench clean
+.PHONY: venv demo test test-fast bench clean
 
 venv: $(STAMP)
 
-$(STAMP): Makefile pyproject.toml setup.py neatpar/nn/_kernel.c neatpar-fastwire.pth
+$(STAMP): Makefile pyproject.toml setup.py MANIFEST.in $(wildcard neatpar/*/*.c neatpar/*/*/*.c) neatpar-fastwire.pth
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "neatpar needs Python 3.11; run make PYTHON=/path/to/python3.11")'
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[$(EXTRAS)]'
-	@# An editable install does not place the package's .pth file; a wheel install does.
-	@cp neatpar-fastwire.pth "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/"
 	@touch $@
 
 demo: $(STAMP)
@@ -24,6 +22,10 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+# The edit-test loop: everything but the tests marked slow (make test runs those too).
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -m "not slow" -x -q
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench_evaluator.py

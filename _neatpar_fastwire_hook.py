@@ -2,7 +2,7 @@
 this interpreter in NEATPAR_PYTHON for the simulator builds it may launch.
 
 Costs a finder on sys.meta_path and nothing else until an mlagents-envs `_pb2` module is
-imported; then neatpar.fastwire rebuilds the message modules on modern protobuf.
+imported; then neatpar.envs.unity.fastwire rebuilds the message modules on modern protobuf.
 Set NEATPAR_FASTWIRE=0 to turn it off.
 """
 import os
@@ -13,7 +13,7 @@ _PREFIX = "mlagents_envs.communicator_objects."
 
 class _FastWireLoader:
     def create_module(self, spec):
-        from neatpar.fastwire import build
+        from neatpar.envs.unity.fastwire import build
         return build()[spec.name]
 
     def exec_module(self, module):

@@ -23,23 +23,23 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from realistic_genomes import realistic, write_config  # noqa: E402
 from stock_env import ROOT, stock_env, stock_python  # noqa: E402
 
-from neatpar.config import BehaviorRole, RunConfig  # noqa: E402
-from neatpar.runner import UnityEvaluator  # noqa: E402
+from neatpar.settings import BehaviorRole, Settings  # noqa: E402
+from neatpar.run.evaluator import UnityEvaluator  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def neatpar_run(config, genomes, agents, max_steps, logs):
-    run = RunConfig(env=os.path.join(ROOT, "unity_builds", "ball"), behaviors=(BehaviorRole("Ball3D?team=0", "population"),),
-                    env_args=("--agents", str(agents), "--max-steps", str(max_steps)), max_steps=max_steps,
-                    worker_id=random.randint(2000, 4000))
-    with UnityEvaluator(run.env, run.behaviors, _run=run, log_folder=logs) as evaluator:
+    run = Settings(env=os.path.join(ROOT, "unity_builds", "ball"), behaviors=(BehaviorRole("Ball3D?team=0", "population"),),
+                   env_args=("--agents", str(agents), "--max-steps", str(max_steps)), max_steps=max_steps,
+                   worker_id=random.randint(2000, 4000))
+    with UnityEvaluator.from_settings(run, log_folder=logs) as evaluator:
         pairs = [(g.key, g) for g in genomes[:agents]]
         evaluator.evaluate(pairs, config)  # the first generation also launches the simulator
         steps_before = evaluator.last_stats.env_steps
         evaluator.evaluate(pairs, config)
         stats = evaluator.last_stats
-        worker = evaluator.bridge.worker_id
+        worker = evaluator.environment.bridge.worker_id
     log = open(os.path.join(logs, f"Player-{worker}.log")).read()
     compute = [float(x) for x in re.findall(r"compute_ms ([0-9.]+)", log)][steps_before + 1:]
     return {"agent_steps": stats.agent_steps, "seconds": stats.seconds, "sim_seconds": sum(compute) / 1e3}

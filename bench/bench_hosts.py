@@ -17,16 +17,16 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from realistic_genomes import realistic  # noqa: E402
 from stock_env import ROOT  # noqa: E402
 
-from neatpar.config import BehaviorRole, RunConfig  # noqa: E402
-from neatpar.runner import UnityEvaluator  # noqa: E402
+from neatpar.settings import BehaviorRole, Settings  # noqa: E402
+from neatpar.run.evaluator import UnityEvaluator  # noqa: E402
 
 GENERATIONS = 2
 
 
-def measure(run: RunConfig, config, genomes) -> float:
+def measure(run: Settings, config, genomes) -> float:
     """Agent-steps per second over GENERATIONS generations, after one warm-up generation."""
     pairs = [(g.key, g) for g in genomes]
-    with UnityEvaluator(run.env, run.behaviors, _run=run) as evaluator:
+    with UnityEvaluator.from_settings(run) as evaluator:
         evaluator.evaluate(pairs, config)
         steps = seconds = 0.0
         for _ in range(GENERATIONS):
@@ -45,9 +45,9 @@ def main():
     parser.add_argument("--ray", action="store_true", help="also run the env hosts as Ray actors")
     args = parser.parse_args()
     config, genomes = realistic(args.genomes, seed=2)
-    base = RunConfig(env=os.path.join(ROOT, "unity_builds", "ball"), behaviors=(BehaviorRole("Ball3D?team=0", "population"),),
-                     env_args=("--agents", str(args.agents), "--max-steps", str(args.max_steps)),
-                     max_steps=args.max_steps, seed=1, worker_id=random.randint(2000, 4000))
+    base = Settings(env=os.path.join(ROOT, "unity_builds", "ball"), behaviors=(BehaviorRole("Ball3D?team=0", "population"),),
+                    env_args=("--agents", str(args.agents), "--max-steps", str(args.max_steps)),
+                    max_steps=args.max_steps, seed=1, worker_id=random.randint(2000, 4000))
     backends = ["local"] + (["ray"] if args.ray else [])
     print(f"{os.cpu_count()} cores; {args.genomes} genomes, {args.agents} agents per simulator, "
           f"max {args.max_steps} steps per episode\n")

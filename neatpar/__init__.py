@@ -1,4 +1,8 @@
-"""neatpar: parallel NEAT neuroevolution, with a bridge to Unity ML-Agents simulators."""
+"""neatpar: parallel NEAT neuroevolution, with a bridge to Unity ML-Agents simulators.
+
+Importing neatpar changes nothing outside it: what the spawn pool needs in multiprocessing and
+threading is installed when the first pool starts.
+"""
 from .errors import (
     ClearedGlobalError,
     ConfigError,
@@ -6,25 +10,26 @@ from .errors import (
     GenomeEvaluationError,
     LiveHandleError,
     NeatparError,
+    SimulatorError,
     UnguardedScriptError,
     WorkerStartError,
 )
-from .evaluator import ParallelEvaluator
-from .handles import install_exit_guard
-from .pool import Pool
+from .parallel.evaluator import ParallelEvaluator
+from .parallel.pool import Pool
 
-install_exit_guard()
+__version__ = "0.2.0"
 
 
 def __getattr__(name):
-    # UnityEvaluator pulls in mlagents-envs and gRPC; import it only when asked for.
+    # The Unity side pulls in mlagents-envs and gRPC: imported only when asked for.
     if name == "UnityEvaluator":
-        from .runner import UnityEvaluator
+        from .run.evaluator import UnityEvaluator
         return UnityEvaluator
+    if name == "Settings":
+        from .settings import Settings
+        return Settings
     raise AttributeError(f"module 'neatpar' has no attribute {name!r}")
 
-
-__version__ = "0.1.0"
 
 __all__ = [
     "ClearedGlobalError",
@@ -35,7 +40,9 @@ __all__ = [
     "NeatparError",
     "ParallelEvaluator",
     "Pool",
-    "UnityEvaluator",
+    "Settings",
+    "SimulatorError",
     "UnguardedScriptError",
+    "UnityEvaluator",
     "WorkerStartError",
 ]

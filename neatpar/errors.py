@@ -1,4 +1,5 @@
-"""Exceptions neatpar raises: each names what went wrong and how to fix it."""
+"""Every exception neatpar raises on purpose, in one place: each names what went wrong and how
+to fix it. (The simulator builds in neatpar.sim are a separate program with their own.)"""
 from __future__ import annotations
 
 
@@ -6,9 +7,21 @@ class NeatparError(Exception):
     """Base class of every error neatpar raises on purpose."""
 
 
+# ---------------------------------------------------------------- input and settings
+
 class ConfigError(NeatparError, ValueError):
     """A bad option, config key or value."""
 
+
+class EnvironmentMismatch(ConfigError):
+    """The environment does not fit the config (behaviors, observation or action widths)."""
+
+
+class ExportError(ConfigError):
+    """A genome cannot be written as the requested model (an unsupported function, a bad layout)."""
+
+
+# ---------------------------------------------------------------- pool workers
 
 class WorkerStartError(NeatparError, RuntimeError):
     """A pool worker died or raised before it was ready to take tasks."""
@@ -32,7 +45,7 @@ class WorkerDied(NeatparError, RuntimeError):
         self.partial = partial or []
         self.exitcode = exitcode
         self.position = position
-        self.worker = worker  # the pool slot of the worker that was lost
+        self.worker = worker
 
 
 class TaskTimeout(WorkerDied, TimeoutError):
@@ -48,6 +61,16 @@ class RemoteError(NeatparError, RuntimeError):
         self.partial = partial or []
 
 
+class ClearedGlobalError(NeatparError, RuntimeError):
+    """A worker touched a main-module global that neatpar cleared because it belongs to the parent."""
+
+
+class LiveHandleError(NeatparError, TypeError):
+    """A live handle (simulator connection, socket, ...) was about to be sent to another process."""
+
+
+# ---------------------------------------------------------------- fitness evaluation
+
 class GenomeEvaluationError(NeatparError, RuntimeError):
     """The fitness function failed for a genome (raised, crashed its worker twice, or timed out)."""
 
@@ -56,9 +79,23 @@ class FitnessError(NeatparError, TypeError):
     """The fitness function returned something that is not a finite number."""
 
 
-class ClearedGlobalError(NeatparError, RuntimeError):
-    """A worker touched a main-module global that neatpar cleared because it belongs to the parent."""
+# ---------------------------------------------------------------- environments and runs
+
+class SimulatorError(NeatparError, RuntimeError):
+    """The simulator could not be started or stopped answering."""
 
 
-class LiveHandleError(NeatparError, TypeError):
-    """A live handle (simulator connection, socket, ...) was about to be sent to another process."""
+class HostLost(NeatparError, RuntimeError):
+    """The env host running a part died or stopped reporting progress; the part runs again."""
+
+
+class StaleStepError(NeatparError, RuntimeError):
+    """Shared memory held data of another step than the one being read."""
+
+
+class FastWireError(NeatparError, ImportError):
+    """The fast wire cannot be put in effect; the message says why and what to do."""
+
+
+class Terminated(BaseException):
+    """SIGTERM, turned into an exception so that an interrupted run saves its checkpoint."""

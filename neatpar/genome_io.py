@@ -10,6 +10,7 @@ import neat
 from neat.genes import DefaultConnectionGene, DefaultNodeGene
 
 from .errors import ConfigError
+from .files import write_atomic
 
 FORMAT = "neatpar-genome"
 
@@ -81,26 +82,24 @@ def load_genome(path: str, config=None):
 
 
 def check_genome_fits(genome, config, source: str) -> None:
+    """A ConfigError naming both shapes when `genome` was evolved for other inputs or outputs."""
     gc = config.genome_config
     shape = getattr(genome, "neatpar_shape", None)
     outputs = [k for k in genome.nodes if k in gc.output_keys]
     inputs = {i for i, _ in genome.connections if i < 0}
     if (shape and shape != (gc.num_inputs, gc.num_outputs)) or len(outputs) != gc.num_outputs or \
             any(i < -gc.num_inputs for i in inputs):
-        raise ConfigError(f"genome {source} does not fit the config (num_inputs = {gc.num_inputs}, "
-                          f"num_outputs = {gc.num_outputs}): it was evolved for another task")
+        raise ConfigError(f"genome {source} has {_shape_text(genome, shape)} but the config has num_inputs = "
+                          f"{gc.num_inputs}, num_outputs = {gc.num_outputs}: it was evolved for another task; "
+                          f"use the config of its run")
 
 
-def write_atomic(path: str, data: bytes) -> None:
-    """Write `data` to `path` so that readers see the old file or the whole new one, never part."""
-    folder = os.path.dirname(os.path.abspath(path))
-    tmp = os.path.join(folder, f".{os.path.basename(path)}.tmp-{os.getpid()}")
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+def _shape_text(genome, shape) -> str:
+    """The genome's inputs and outputs: recorded (JSON) or read off its genes (a pickle)."""
+    if shape and None not in shape:
+        return f"num_inputs = {shape[0]}, num_outputs = {shape[1]}"
+    inputs = max((-i for i, _ in genome.connections if i < 0), default=0)
+    outputs = 0
+    while outputs in genome.nodes:
+        outputs += 1
+    return f"at least {inputs} inputs and {outputs} outputs"

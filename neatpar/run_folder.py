@@ -4,7 +4,7 @@ the simulator logs. Every file is written atomically (a reader sees the old or t
 Checkpoints keep neat-python's Checkpointer format (a gzip pickle of generation, config,
 population, species set and random state), so `neat.Checkpointer.restore_checkpoint` reads them;
 neatpar's own state (champion, stats history) follows as a second pickle in the same file.
-They are pickled without side effects on the live config (see neatpar.serialize).
+They are pickled without side effects on the live config (see neatpar.parallel.serialize).
 """
 from __future__ import annotations
 
@@ -13,17 +13,16 @@ import gzip
 import io
 import os
 import pickle
-import re
 import shutil
 import subprocess
 
 from .errors import ConfigError
-from .genome_io import save_genome_json, save_genome_pickle, write_atomic
-from .serialize import dumps
+from .files import write_atomic
+from .genome_io import save_genome_json, save_genome_pickle
+from .parallel.serialize import dumps
 
 STATS_FIELDS = ("generation", "best_fitness", "mean_fitness", "stdev_fitness", "species", "episodes",
-                "agent_steps", "agent_steps_per_s", "seconds")
-_CHECKPOINT = re.compile(r"^checkpoint-(\d+)\.gz$")
+                "scored_steps", "scored_steps_per_s", "agent_steps", "seconds")
 
 
 class RunFolder:
@@ -31,7 +30,7 @@ class RunFolder:
 
     def __init__(self, path: str):
         self.path = os.path.abspath(path)
-        self.created = not os.path.exists(self.path)
+        self.created = _missing_folders(self.path)  # removed again by discard(), innermost first
         try:
             os.makedirs(os.path.join(self.path, "checkpoints"), exist_ok=True)
             probe = os.path.join(self.path, f".write-test-{os.getpid()}")
@@ -47,9 +46,16 @@ class RunFolder:
         return os.path.join(self.path, "sim-logs")
 
     def discard(self) -> None:
-        """Remove the folder if this run created it (start-up failed: nothing half-written stays)."""
-        if self.created:
-            shutil.rmtree(self.path, ignore_errors=True)
+        """Remove the folder, and the empty parents made for it, if this run created it (start-up
+        failed: nothing half-written stays, not even an empty runs/)."""
+        if not self.created:
+            return
+        shutil.rmtree(self.path, ignore_errors=True)
+        for parent in self.created[1:]:
+            try:
+                os.rmdir(parent)
+            except OSError:  # not empty: something else lives there now
+                break
 
     # ------------------------------------------------------------ checkpoints
 
@@ -69,11 +75,6 @@ class RunFolder:
         path = self.checkpoint_path(generation)
         write_atomic(path, buffer.getvalue())
         return path
-
-    def latest_checkpoint(self) -> str | None:
-        folder = os.path.join(self.path, "checkpoints")
-        found = [(int(m.group(1)), name) for name in os.listdir(folder) if (m := _CHECKPOINT.match(name))]
-        return os.path.join(folder, max(found)[1]) if found else None
 
     # ------------------------------------------------------------ stats, plots, winner
 
@@ -137,6 +138,18 @@ class RunFolder:
                 write_atomic(os.path.join(self.path, "winner.png"), png.stdout)
                 out.append(os.path.join(self.path, "winner.png"))
         return out
+
+
+def _missing_folders(path: str) -> list[str]:
+    """`path` and those of its parents that do not exist yet, innermost first."""
+    missing = []
+    while path and not os.path.exists(path):
+        missing.append(path)
+        parent = os.path.dirname(path)
+        if parent == path:
+            break
+        path = parent
+    return missing
 
 
 def checkpoint_state(generation, config, population, species_set, rndstate, extras: dict) -> bytes:

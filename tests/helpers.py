@@ -75,7 +75,7 @@ DEFAULTS = dict(
     activation_mutate_rate=0.0, aggregation_default="sum", aggregation_options="sum",
     aggregation_mutate_rate=0.0, conn_add_prob=0.5, conn_delete_prob=0.2, node_add_prob=0.3,
     node_delete_prob=0.1, bias_mutate_rate=0.7, response_mutate_rate=0.0, response_init_stdev=0.0,
-    enabled_mutate_rate=0.05, weight_init_stdev=1.0,
+    enabled_mutate_rate=0.05, weight_init_stdev=1.0, max_stagnation=20, species_elitism=2,
 )
 
 TEMPLATE = """
@@ -140,8 +140,8 @@ compatibility_threshold = 3.0
 
 [DefaultStagnation]
 species_fitness_func = max
-max_stagnation = 20
-species_elitism = 2
+max_stagnation = {max_stagnation}
+species_elitism = {species_elitism}
 
 [DefaultReproduction]
 elitism = 2
@@ -254,7 +254,7 @@ def ball_cfg(folder, name="ball.cfg", generations=3, interval=1, **over):
     section = {"env": BALL, "env_args": "--agents 4 --max-steps 15", "behaviors": "Ball3D?team=0: population",
                "max_steps": 15, "generations": generations, "seed": 11, "checkpoint_interval": interval,
                "worker_id": free_worker_id()}
-    neat_options = {k: over.pop(k) for k in list(over) if k in ("num_inputs", "num_outputs", "pop_size")}
+    neat_options = {k: over.pop(k) for k in list(over) if k in DEFAULTS}  # the rest is [neatpar]
     section.update(over)
     return write_config(folder, name, neatpar=section, **{"pop_size": 8, "num_inputs": 8, "num_outputs": 2,
                                                           "activation_options": "tanh",
@@ -319,13 +319,13 @@ class Run:
 def evaluator_and_population(tmp_path, name="ball.cfg", **over):
     """A UnityEvaluator on two env hosts, its neat config, and a first generation."""
     import neat
-    from neatpar import config as run_config
-    from neatpar.runner import UnityEvaluator
+    from neatpar import settings as run_config
+    from neatpar.run.evaluator import UnityEvaluator
     path = ball_cfg(tmp_path, name=name, **{"envs": 2, "timeout": 3, "pop_size": 16,
                                             "env_args": "--agents 4 --max-steps 60", "max_steps": 60, **over})
     config, run = run_config.load(path)
     population = neat.Population(config, seed=5)
-    return UnityEvaluator(run.env, run.behaviors, _run=run), config, list(population.population.items())
+    return UnityEvaluator.from_settings(run), config, list(population.population.items())
 
 
 def fitnesses(pairs):

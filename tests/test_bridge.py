@@ -11,7 +11,9 @@ from mlagents_envs.base_env import ActionTuple
 from mlagents_envs.exception import UnityEnvironmentException
 
 import neatpar
-from neatpar.bridge import BASE_PORT, LocalCommunicator, SimulatorBridge, SimulatorError
+from neatpar.envs.unity.bridge import SimulatorBridge
+from neatpar.envs.unity.communicator import BASE_PORT, LocalCommunicator
+from neatpar.errors import SimulatorError
 from neatpar.errors import ConfigError, LiveHandleError
 from helpers import BALL, BUILDS, free_worker_id
 
@@ -131,4 +133,4 @@ def test_timeout_when_the_game_never_connects(tmp_path):
 
 
 def test_communicator_is_neatpars():
-    assert issubclass(LocalCommunicator, neatpar.bridge.Communicator)
+    assert issubclass(LocalCommunicator, neatpar.envs.unity.communicator.Communicator)

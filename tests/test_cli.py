@@ -75,8 +75,9 @@ def test_missing_neatpar_section(tmp_path):
     bad(tmp_path, ["evolve", "--config", write_config(tmp_path, "plain.cfg")], "no [neatpar] section")
 
 
-def test_unknown_key(tmp_path):
-    bad(tmp_path, ["evolve", "--config", ball_cfg(tmp_path, max_step=3)], "unknown key 'max_step'")
+def test_unknown_key_suggests_the_close_one(tmp_path):
+    bad(tmp_path, ["evolve", "--config", ball_cfg(tmp_path, max_step=3)],
+        "[neatpar] max_step is not a setting (did you mean max_steps?)")
 
 
 def test_bad_value(tmp_path):
@@ -194,3 +195,22 @@ def test_help_says_which_files_are_unpickled():
     for command in (["--help"], ["evolve", "--help"], ["play", "--help"]):
         text = " ".join(neatpar_cli(*command).stdout.split())
         assert "loading a pickle runs code" in text and "winner.json" in text
+
+
+def test_complete_extinction_is_one_line_with_the_run_folder_complete(tmp_path):
+    """Every species removed by stagnation (max_stagnation = 0, no species elitism) with
+    reset_on_extinction = false: neat-python raises CompleteExtinctionException after the first
+    generation's reproduction."""
+    config = ball_cfg(tmp_path, generations=5, max_stagnation=0, species_elitism=0)
+    out = tmp_path / "run"
+    result = neatpar_cli("evolve", "--config", config, "--out", str(out))
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 1 and len(lines) == 1, result.stderr
+    assert lines[0].startswith("neatpar: error: every species went extinct in generation 0")
+    assert "reset_on_extinction = True" in lines[0] and "species_elitism" in lines[0]
+    assert {"winner.json", "winner.pickle", "winner.dot", "stats.csv"} <= set(os.listdir(out))
+    assert len(stats_rows(out)) == 1
+    winner = genome_from_dict(json.load(open(out / "winner.json")))
+    assert winner.fitness == max(float(r[1]) for r in stats_rows(out))
+    restored = neat.Checkpointer.restore_checkpoint(str(out / "checkpoints" / "checkpoint-0.gz"))
+    assert restored.generation == 0 and len(restored.population) == 8

@@ -12,8 +12,8 @@ import pytest
 
 import fitness_fns
 import neatpar
-import neatpar.serialize
-from neatpar.evaluator import seed_genome
+import neatpar.parallel.serialize
+from neatpar.parallel.chunks import seed_genome
 from helpers import child_pids, load_config, wait_gone
 
 
@@ -97,21 +97,21 @@ def test_sending_the_config_does_not_advance_its_node_counter(xor_config, genome
     gc = xor_config.genome_config
     genome = genomes[0][1]
     genome.mutate_add_node(gc)  # starts the node counter
-    before = neatpar.serialize.dumps(xor_config)
-    next_key = neatpar.serialize._peek_count(gc.node_indexer)
+    before = neatpar.parallel.serialize.dumps(xor_config)
+    next_key = neatpar.parallel.serialize._peek_count(gc.node_indexer)
     with neatpar.ParallelEvaluator(2, fitness_fns.key_fitness) as ev:
         ev.evaluate(genomes, xor_config)
         ev.evaluate(genomes, xor_config)
-    assert neatpar.serialize._peek_count(gc.node_indexer) == next_key
-    assert neatpar.serialize.dumps(xor_config) == before
+    assert neatpar.parallel.serialize._peek_count(gc.node_indexer) == next_key
+    assert neatpar.parallel.serialize.dumps(xor_config) == before
 
 
 def test_sender_objects_unchanged_byte_for_byte(genomes, xor_config):
-    config_before = neatpar.serialize.dumps(xor_config)
+    config_before = neatpar.parallel.serialize.dumps(xor_config)
     genomes_before = [pickle.dumps(g) for _, g in genomes]
     with neatpar.ParallelEvaluator(2, fitness_fns.key_fitness) as ev:
         ev.evaluate(genomes, xor_config)
-    assert neatpar.serialize.dumps(xor_config) == config_before
+    assert neatpar.parallel.serialize.dumps(xor_config) == config_before
     for (key, genome), before in zip(genomes, genomes_before):
         assert genome.fitness == float(key)
         genome.fitness = None  # the one field evaluate() is meant to set
@@ -121,23 +121,23 @@ def test_sender_objects_unchanged_byte_for_byte(genomes, xor_config):
 def test_config_sent_once_per_worker_not_per_genome(genomes, xor_config):
     with neatpar.ParallelEvaluator(2, fitness_fns.trivial, chunksize=5) as ev:
         ev.evaluate(genomes, xor_config)
-        first_ref = ev._config_ref
+        first_ref = ev.tasks.config_ref
         ev.evaluate(genomes, xor_config)
-        assert ev._config_ref is first_ref  # unchanged config: not installed again
-        workers = ev.pool._workers
+        assert ev.tasks.config_ref is first_ref  # unchanged config: not installed again
+        workers = ev.tasks.pool._workers
         assert all(first_ref.key in w.refs for w in workers)
         xor_config.pop_size += 1  # a changed config is installed anew
         ev.evaluate(genomes, xor_config)
-        assert ev._config_ref is not first_ref
+        assert ev.tasks.config_ref is not first_ref
 
 
 def test_worker_sigkill_reruns_lost_genome_and_replaces_worker(genomes, xor_config, victim):
     with neatpar.ParallelEvaluator(2, fitness_fns.sigkill_once, chunksize=10) as ev:
-        pids_before = set(ev.pool.pids)
+        pids_before = set(ev.pids)
         started = time.monotonic()
         ev.evaluate(genomes, xor_config)
         assert time.monotonic() - started < 10
-        assert len(pids_before - set(ev.pool.pids)) == 1  # exactly one worker was replaced
+        assert len(pids_before - set(ev.pids)) == 1  # exactly one worker was replaced
     assert all(g.fitness == float(k) for k, g in genomes)  # the victim was re-run, nothing lost
     assert not wait_gone(pids_before)
 
@@ -152,19 +152,19 @@ def test_genome_that_kills_its_worker_twice_gets_failure_fitness(genomes, xor_co
 
 def test_genome_that_kills_its_worker_twice_raises_by_default(genomes, xor_config, victim):
     ev = neatpar.ParallelEvaluator(2, fitness_fns.sigkill_always)
-    pids = set(ev.pool.pids)
+    pids = set(ev.pids)
     with pytest.raises(neatpar.GenomeEvaluationError, match=f"genome {victim}: .*killed its worker 2 times"):
         ev.evaluate(genomes, xor_config)
-    assert ev.pool is None and not wait_gone(pids)
+    assert ev.tasks is None and not wait_gone(pids)
 
 
 def test_timeout_kills_the_hung_worker_and_continues(genomes, xor_config, victim):
     with neatpar.ParallelEvaluator(2, fitness_fns.hang, timeout=1.0, failure_fitness=-1.0) as ev:
-        pids = set(ev.pool.pids)
+        pids = set(ev.pids)
         started = time.monotonic()
         ev.evaluate(genomes, xor_config)
         elapsed = time.monotonic() - started
-        hung = pids - set(ev.pool.pids)
+        hung = pids - set(ev.pids)
     assert elapsed < 8
     assert len(hung) == 1 and not wait_gone(hung, 1.0)
     assert all(g.fitness == (-1.0 if k == victim else float(k)) for k, g in genomes)
@@ -232,7 +232,7 @@ def test_maxtasksperchild_recycles_workers(genomes, xor_config):
 
 def test_close_and_context_manager_leave_no_processes(genomes, xor_config):
     ev = neatpar.ParallelEvaluator(2, fitness_fns.trivial)
-    pids = set(ev.pool.pids)
+    pids = set(ev.pids)
     assert pids <= child_pids()
     ev.evaluate(genomes, xor_config)
     ev.close()

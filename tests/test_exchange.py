@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import neatpar
-from neatpar.exchange import StaleStepError, StepExchange
+from neatpar.errors import StaleStepError
+from neatpar.run.exchange import StepExchange
 from helpers import shm_segments
 
 STEPS = 100_000  # the exchange's stress test: at least 100,000 sequenced steps
@@ -15,7 +16,7 @@ STEPS = 100_000  # the exchange's stress test: at least 100,000 sequenced steps
 
 def echo(spec, step, start, end, worker, delay_seed):
     """A worker: read the step (checked), wait a random moment, answer with step-derived actions."""
-    from neatpar import inference
+    from neatpar.run import inference
     exchange = inference._exchange(spec)
     obs, index, rows, reset = exchange.read(step, start, end)
     if not np.all(obs[:, 0] == step):
@@ -49,8 +50,7 @@ def test_stress_every_read_belongs_to_its_step():
 
 
 def test_without_the_step_check_stale_reads_happen_and_the_check_catches_each():
-    """The shared-memory seed's shape: the main process reads the workers' output without waiting
-    for its stamp. Stale data does get read; and every stale read is one the stamp check refuses
+    """A racy reader: the main process reads the workers' output without waiting for its stamp. Stale data does get read; and every stale read is one the stamp check refuses
     (the stamp is read first and the worker writes it after the actions)."""
     exchange = StepExchange.create(capacity=4, inputs=3, outputs=2, workers=1)
     stale = slipped_through = 0
@@ -68,7 +68,7 @@ def test_without_the_step_check_stale_reads_happen_and_the_check_catches_each():
                 result.get(30)
     finally:
         exchange.close()
-    assert stale > 0, "the racy reader never saw stale data: the test could not catch the seed's failure"
+    assert stale > 0, "the racy reader never saw stale data: the test could not catch a stale read"
     assert slipped_through == 0
 
 

@@ -12,9 +12,9 @@ import neat
 import pytest
 
 from neatpar import ConfigError
-from neatpar import config as run_config
-from neatpar.hosts import split
-from neatpar.runner import UnityEvaluator
+from neatpar import settings as run_config
+from neatpar.run.hosts import split
+from neatpar.run.evaluator import UnityEvaluator
 from helpers import ROOT, Run, ball_cfg, evaluator_and_population, fitnesses, neatpar_cli, parent_of, pid_alive, shm_segments, stats_rows, undisturbed, wait_gone
 
 
@@ -34,7 +34,7 @@ def test_each_simulator_belongs_to_one_host_and_results_repeat_run_to_run(tmp_pa
             simulators = [p for p in hosts.simulator_pids if p]
             assert len(simulators) == 2
             assert sorted(parent_of(p) for p in simulators) == sorted(hosts.pids)  # created by the hosts
-            assert not evaluator.bridge.connected  # the main process never connected
+            assert evaluator._environment is None  # the main process never made an environment
             assert sorted(set(evaluator._runner.ran_on.values())) == [0, 1]
             runs.append(fitnesses(pairs))
         finally:
@@ -106,11 +106,12 @@ def test_envs_from_the_command_line_match_the_config_key(tmp_path):
 
 
 @pytest.mark.parametrize("over, args, message", [
-    ({}, ["--envs", "0"], "--envs must be at least 1"),
+    ({}, ["--envs", "0"], "--envs 0 is out of range: use an integer from 1 to 1024"),
     ({"envs": "0"}, [], "[neatpar] envs = 0 is out of range"),
     ({"envs": 2, "inference": "pool"}, [], "inference = pool with env hosts"),
     ({"envs": 2, "env": "editor"}, [], "env = editor connects to the one Unity Editor"),
-    ({"backend": "cloud"}, [], "[neatpar] backend = 'cloud': use one of local, ray"),
+    ({"backend": "cloud"}, [], "[neatpar] backend = cloud is not one of local, ray"),
+    ({}, ["--backend", "cloud"], "--backend cloud is not one of local, ray"),
 ])
 def test_bad_scale_out_settings_are_one_line_errors(tmp_path, over, args, message):
     out = tmp_path / "run"
@@ -149,9 +150,11 @@ def test_sigterm_while_simulators_have_not_connected_yet_leaves_nothing(tmp_path
 def test_from_config_takes_envs_and_refuses_unknown_settings(tmp_path):
     path = ball_cfg(tmp_path)
     with UnityEvaluator.from_config(path, envs=3) as evaluator:
-        assert evaluator.hosted and evaluator.run.envs == 3
-    with pytest.raises(ConfigError, match="unknown setting 'simulators'"):
+        assert evaluator.hosted and evaluator.settings.envs == 3
+    with pytest.raises(ConfigError, match="simulators is not a setting"):
         UnityEvaluator.from_config(path, simulators=3)
+    with pytest.raises(ConfigError, match=r"envs=0 is out of range: use an integer from 1 to 1024"):
+        UnityEvaluator.from_config(path, envs=0)
 
 
 def test_the_ball_example_with_two_env_hosts():

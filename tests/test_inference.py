@@ -1,4 +1,4 @@
-"""Pool inference (the design's shape) against in-process inference: the same actions, always."""
+"""Pool inference (networks on spawn workers, fed through shared memory) against in-process inference: the same actions, always."""
 import os
 import signal
 import subprocess
@@ -9,10 +9,10 @@ import neat
 import numpy as np
 import pytest
 
-from neatpar import config as run_config
-from neatpar.inference import AutoInference, InProcessInference, PoolInference
+from neatpar import settings as run_config
+from neatpar.run.inference import AutoInference, InProcessInference, PoolInference
 from neatpar.nn import FeedForwardPopulation, RecurrentPopulation
-from neatpar.runner import UnityEvaluator
+from neatpar.run.evaluator import UnityEvaluator
 from helpers import BUILDS, ROOT, ball_cfg, free_worker_id, neatpar_cli, processes_marked, shm_segments, wait_gone, write_config
 
 
@@ -109,7 +109,7 @@ def runner_fitness(tmp_path, inference, teams=False):
                         activation_options="tanh", activation_default="tanh")
     config, run = run_config.load(path)
     population = neat.Population(config, seed=2)
-    with UnityEvaluator(run.env, run.behaviors, _run=run) as evaluator:
+    with UnityEvaluator.from_settings(run) as evaluator:
         population.run(evaluator.evaluate, 2)
         return sorted((k, g.fitness) for k, g in population.population.items() if g.fitness is not None), \
             evaluator.champion.fitness

@@ -1,14 +1,14 @@
 """The episode runner and UnityEvaluator, on the simulator builds through the real mlagents-envs."""
+import dataclasses
 import os
 
 import neat
 import numpy as np
 import pytest
-from mlagents_envs.base_env import ActionSpec, BehaviorSpec, ObservationSpec
 
-from neatpar import config as run_config
+from neatpar import settings as run_config
 from neatpar.genome_io import save_genome_json
-from neatpar.runner import UnityEvaluator, outputs_to_actions
+from neatpar.run.evaluator import UnityEvaluator
 from helpers import BALL, BUILDS, free_worker_id, write_config
 
 TEAMS = os.path.join(BUILDS, "teams")
@@ -29,13 +29,13 @@ def first_generation(config, seed=5):
 
 def test_more_genomes_than_agents_take_turns(tmp_path):
     config, run = ball_config(tmp_path, agents=3, pop=10, max_steps=60, episodes=2)
-    run = run_config.RunConfig(**{**run.__dict__, "env_args": run.env_args + ("--stats", "1")})
+    run = dataclasses.replace(run, env_args=run.env_args + ("--stats", "1"))
     genomes = first_generation(config)
-    with UnityEvaluator(run.env, run.behaviors, _run=run) as evaluator:
+    with UnityEvaluator.from_settings(run) as evaluator:
         evaluator.evaluate(genomes, config)
         returns = evaluator.episode_returns
         stats = evaluator.last_stats
-        simulated = [v for v, _ in evaluator.bridge.stats.get_and_reset_stats()["Environment/Cumulative Reward"]]
+        simulated = [v for v, _ in evaluator.environment.bridge.stats.get_and_reset_stats()["Environment/Cumulative Reward"]]
     assert sorted(returns) == sorted(k for k, _ in genomes)
     assert all(len(r) == 2 for r in returns.values())           # exactly episodes_per_genome each
     for key, genome in genomes:
@@ -55,9 +55,9 @@ def test_more_genomes_than_agents_take_turns(tmp_path):
 def test_runner_step_limit_cuts_episodes(tmp_path):
     # The simulator would run 1000 steps; the runner cuts each episode at 10.
     config, run = ball_config(tmp_path, agents=4, pop=4, max_steps=10)
-    run = run_config.RunConfig(**{**run.__dict__, "env_args": ("--agents", "4", "--max-steps", "1000")})
+    run = dataclasses.replace(run, env_args=("--agents", "4", "--max-steps", "1000"))
     genomes = first_generation(config)
-    with UnityEvaluator(run.env, run.behaviors, _run=run) as evaluator:
+    with UnityEvaluator.from_settings(run) as evaluator:
         evaluator.evaluate(genomes, config)
     assert all(g.fitness <= 1.0 + 1e-6 for _, g in genomes)
 
@@ -67,7 +67,7 @@ def test_same_seed_same_fitness(tmp_path):
     results = []
     for _ in range(2):
         genomes = first_generation(config)
-        with UnityEvaluator(run.env, run.behaviors, _run=run) as evaluator:
+        with UnityEvaluator.from_settings(run) as evaluator:
             evaluator.evaluate(genomes, config)
         results.append([g.fitness for _, g in genomes])
     assert results[0] == results[1]
@@ -77,7 +77,7 @@ def test_same_seed_same_fitness(tmp_path):
 def test_fitness_aggregate_option(tmp_path):
     config, run = ball_config(tmp_path, agents=4, pop=6, max_steps=12, episodes=3, fitness="min")
     genomes = first_generation(config)
-    with UnityEvaluator(run.env, run.behaviors, _run=run) as evaluator:
+    with UnityEvaluator.from_settings(run) as evaluator:
         evaluator.evaluate(genomes, config)
         for key, genome in genomes:
             assert genome.fitness == min(evaluator.episode_returns[key])
@@ -106,7 +106,7 @@ def test_two_teams_against_the_champion(tmp_path):
     tracker = BestSoFar()
     population.add_reporter(tracker)
     goals = 0
-    with UnityEvaluator(run.env, run.behaviors, _run=run) as evaluator:
+    with UnityEvaluator.from_settings(run) as evaluator:
         for _ in range(3):
             population.run(evaluator.evaluate, 1)
             returns = [r for rs in evaluator.episode_returns.values() for r in rs]
@@ -123,7 +123,7 @@ def test_fixed_opponent_from_a_genome_file(tmp_path):
     config, run = teams_config(tmp_path, "Blue?team=0: population, Purple?team=1: opponent.json")
     assert run.behaviors[1].role == "file"
     genomes = first_generation(config)
-    with UnityEvaluator(run.env, run.behaviors, _run=run) as evaluator:
+    with UnityEvaluator.from_settings(run) as evaluator:
         evaluator.evaluate(genomes, config)
     assert all(g.fitness is not None for _, g in genomes)
 
@@ -138,15 +138,168 @@ def test_recurrent_networks_run(tmp_path):
     for _, g in genomes:
         for _ in range(5):
             g.mutate(config.genome_config)
-    with UnityEvaluator(run.env, run.behaviors, _run=run) as evaluator:
+    with UnityEvaluator.from_settings(run) as evaluator:
         evaluator.evaluate(genomes, config)
     assert all(np.isfinite(g.fitness) for _, g in genomes)
 
 
-def test_outputs_to_actions_clip_and_respect_masks():
-    spec = BehaviorSpec([ObservationSpec((8,), (1,), 0, "")], ActionSpec(1, (3, 2)))
-    outputs = np.array([[5.0, 0.9, 0.1, 0.5, 0.2, 0.3], [-5.0, 0.9, 0.8, 0.7, 0.9, 0.1]])
-    mask = [np.array([[True, False, False], [True, True, True]]), np.array([[False, True], [False, False]])]
-    action = outputs_to_actions(spec, outputs, mask)
-    assert action.continuous.tolist() == [[1.0], [-1.0]]
-    assert action.discrete.tolist() == [[2, 0], [0, 0]]  # best allowed; all forbidden falls back to 0
+# ---------------------------------------------------------------- real-game behaviours, exact returns
+#
+# The probe build (neatpar/sim/probe.py) shows each way a real Unity game behaves and makes every
+# return known in closed form: the observation is constant, and each execution of an action adds
+# its value to the agent's reward (accumulated in float32, as C#'s float m_Reward). A feed-forward
+# genome therefore plays the value v = its clipped output on that observation at every decision,
+# and its episode return follows from the decisions it made (see the probe's docstring).
+
+PROBE = os.path.join(BUILDS, "probe")
+MODES = {"inprocess": {}, "pool": {"inference": "pool", "workers": 2}, "envs2": {"envs": 2}}
+
+
+def probe_config(tmp_path, env_args, behaviors="Probe?team=0: population", pop=8, max_steps=20,
+                 recurrent=False, discrete=0, **neatpar):
+    section = {"env": PROBE, "env_args": env_args, "behaviors": behaviors, "max_steps": max_steps, "seed": 2,
+               "worker_id": free_worker_id(), "timeout": 20, "network": "recurrent" if recurrent else "feedforward",
+               **neatpar}
+    path = write_config(tmp_path, "probe.cfg", neatpar=section, pop_size=pop, num_inputs=4,
+                        num_outputs=discrete or 1, activation_options="tanh", activation_default="tanh",
+                        feed_forward="false" if recurrent else "true", num_hidden=1 if recurrent else 0)
+    return run_config.load(path)
+
+
+def observation():
+    from neatpar.sim.probe import observation as probe_observation
+    return probe_observation(4).astype(np.float64)
+
+
+def f32_sum(values) -> np.float32:
+    """Left-to-right float32 sum, as the game accumulates a reward."""
+    total = np.float32(0.0)
+    for v in values:
+        total = np.float32(total + np.float32(v))
+    return total
+
+
+def action_values(genome, config, decisions: int, recurrent: bool, discrete: int) -> list[np.float32]:
+    """The value of each of a genome's first `decisions` actions in an episode (fresh network)."""
+    net = (neat.nn.RecurrentNetwork if recurrent else neat.nn.FeedForwardNetwork).create(genome, config)
+    values = []
+    for _ in range(decisions):
+        out = np.asarray(net.activate(observation()))
+        values.append(np.float32(np.argmax(out)) if discrete else np.float32(np.clip(out[0], -1.0, 1.0)))
+    return values
+
+
+def expected_return(genome, config, episode: int, max_steps: int, executions: int = 1, recurrent=False,
+                    discrete=0) -> float:
+    """The runner's return: the infos after decisions 2..k carry the sums of the previous action's
+    executions; an episode the game ends at its L-th decision adds that action's one execution
+    (the terminal); an episode cut at max_steps keeps the rewards of max_steps actions."""
+    ended = 0 < episode <= max_steps
+    values = action_values(genome, config, episode if ended else max_steps, recurrent, discrete)
+    infos = [f32_sum([v] * executions) for v in (values[:-1] if ended else values)]
+    if ended:
+        infos.append(values[-1])
+    total = 0.0
+    for reward in infos:
+        total += float(reward)
+    return total
+
+
+def run_generation(config, settings):
+    genomes = first_generation(config)
+    with UnityEvaluator.from_settings(settings) as evaluator:
+        evaluator.evaluate(genomes, config)
+        stats = evaluator.last_stats
+    return genomes, stats
+
+
+SCENARIOS = {
+    # name: (probe arguments, [neatpar] behaviors, max_steps, episode length, executions per decision)
+    "period 3, actions between decisions": ("--agents 3 --decision-period 3 --episode-decisions 4", None, 20, 4, 3),
+    "period 3, no actions between": ("--agents 3 --decision-period 3 --actions-between 0 --episode-decisions 4",
+                                      None, 20, 4, 1),
+    "staggered offsets, rival joins late": ("--behaviors 2 --agents 2 --decision-period 2 --decision-offset 0,1 "
+                                            "--spawn-after 0,7 --episode-decisions 3,0",
+                                            "Probe?team=0: population, Rival?team=1: champion", 20, 3, 2),
+    "turn-based pair": ("--behaviors 2 --agents 2 --turns 1 --episode-decisions 5",
+                        "Probe?team=0: population, Rival?team=1: population", 20, 5, 1),
+    "terminal and next decision in one step": ("--agents 2 --episode-decisions 3", None, 20, 3, 1),
+    "agents destroyed and respawned with fresh ids": ("--agents 3 --lifetime 4", None, 20, 4, 1),
+    "episodes longer than max_steps": ("--agents 3 --episode-decisions 9", None, 5, 9, 1),
+    "episodes that never end": ("--agents 3 --decision-period 2", None, 4, 0, 2),
+}
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_every_return_is_exact_for_the_ways_real_games_behave(tmp_path, scenario, mode):
+    args, behaviors, max_steps, episode, executions = SCENARIOS[scenario]
+    config, settings = probe_config(tmp_path, args, behaviors or "Probe?team=0: population", max_steps=max_steps,
+                                    **MODES[mode])
+    genomes, stats = run_generation(config, settings)
+    for key, genome in genomes:
+        assert genome.fitness == expected_return(genome, config, episode, max_steps, executions), (scenario, key)
+    assert stats.episodes == len(genomes)  # one scored episode each, whichever agent played it
+
+
+def test_recurrent_genomes_start_each_episode_fresh_and_score_exactly(tmp_path):
+    """Recurrent networks change their action from decision to decision; every genome's episode
+    starts from a clean state, also after the runner resets a game that never ends episodes."""
+    config, settings = probe_config(tmp_path, "--agents 3 --decision-period 2", max_steps=6, recurrent=True)
+    genomes, stats = run_generation(config, settings)
+    assert stats.resets >= 2   # 8 genomes on 3 agents whose game episodes never end
+    for key, genome in genomes:
+        assert genome.fitness == expected_return(genome, config, 0, 6, 2, recurrent=True), key
+
+
+def test_discrete_actions_take_the_best_allowed_and_score_exactly(tmp_path):
+    config, settings = probe_config(tmp_path, "--agents 4 --discrete 3 --mask-first 1 --episode-decisions 3",
+                                    discrete=3)
+    genomes, _ = run_generation(config, settings)
+    for key, genome in genomes:
+        net = neat.nn.FeedForwardNetwork.create(genome, config)
+        scores = np.asarray(net.activate(observation()))
+        best_allowed = float(1 + np.argmax(scores[1:]))  # action 0 is masked
+        assert genome.fitness == 3 * best_allowed, key
+
+
+def test_mixed_decision_rates_count_the_population_s_decisions(tmp_path):
+    """Population deciding every 4th step, opponent every step, episodes of 200 decisions and
+    max_steps = 200: the budget is the population's decisions, not environment steps."""
+    config, settings = probe_config(
+        tmp_path, "--behaviors 2 --agents 2 --decision-period 4,1 --episode-decisions 200,0",
+        "Probe?team=0: population, Rival?team=1: champion", pop=4, max_steps=200)
+    genomes, stats = run_generation(config, settings)
+    for key, genome in genomes:
+        assert genome.fitness == expected_return(genome, config, 200, 200, 4), key
+    assert stats.env_steps >= 2 * 200 * 4  # two rounds of 200 decisions, one every 4th step
+
+
+def test_a_longer_game_episode_is_never_inherited_and_warns_once(tmp_path, caplog):
+    config, settings = probe_config(tmp_path, "--agents 2 --episode-decisions 9", max_steps=5)
+    with caplog.at_level("WARNING", logger="neatpar"):
+        genomes, _ = run_generation(config, settings)
+    warnings = [r.getMessage() for r in caplog.records if "max_steps" in r.getMessage()]
+    assert len(warnings) == 1 and "after max_steps = 5 decisions" in warnings[0]
+    assert all(g.fitness == expected_return(g, config, 9, 5) for _, g in genomes)
+
+
+def test_a_behavior_the_config_does_not_name_gets_neutral_actions_and_one_warning(tmp_path, caplog):
+    config, settings = probe_config(tmp_path, "--behaviors 2 --agents 2 --episode-decisions 3,0")
+    with caplog.at_level("WARNING", logger="neatpar"):
+        genomes, _ = run_generation(config, settings)
+    warnings = [r.getMessage() for r in caplog.records if "Rival?team=1" in r.getMessage()]
+    assert warnings == ["behavior 'Rival?team=1' is in the environment but not in [neatpar] behaviors: its agents "
+                        "get neutral actions (zeros)"]
+    assert all(g.fitness == expected_return(g, config, 3, 20) for _, g in genomes)
+
+
+def test_a_configured_behavior_that_never_reports_is_an_error_after_the_wait(tmp_path):
+    from neatpar.errors import EnvironmentMismatch
+    from neatpar.run.runner import BEHAVIOR_WAIT_STEPS
+    config, settings = probe_config(tmp_path, "--agents 2 --episode-decisions 3",
+                                    "Probe?team=0: population, Ghost?team=1: champion")
+    with pytest.raises(EnvironmentMismatch, match=rf"behavior 'Ghost\?team=1' is not in the environment: no agent "
+                                                  rf"of it asked for a decision in {BEHAVIOR_WAIT_STEPS} environment "
+                                                  rf"steps; it has 'Probe\?team=0'"):
+        run_generation(config, settings)

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 import neatpar
-from neatpar.bridge import SimulatorBridge
+from neatpar.envs.unity.bridge import SimulatorBridge
 from neatpar.errors import LiveHandleError
-from neatpar.exchange import StepExchange
-from neatpar.inference import PoolInference
+from neatpar.run.exchange import StepExchange
+from neatpar.run.inference import PoolInference
 from neatpar.nn import FeedForwardPopulation
-from neatpar.serialize import dumps
+from neatpar.parallel.serialize import dumps
 from helpers import BUILDS, ROOT, free_worker_id, load_config, processes_marked, simulator
 
 EXAMPLES = os.path.join(ROOT, "examples")
@@ -73,7 +73,7 @@ def kernel_digest(kernel):
 
 
 def read_chunk(spec, step):
-    from neatpar.inference import _exchange
+    from neatpar.run.inference import _exchange
     obs, index, rows, reset = _exchange(spec).read(step, 0, 4)
     return obs.tobytes(), index.tobytes()
 

@@ -3,7 +3,7 @@ import pickle
 
 import neat
 
-from neatpar.serialize import _peek_count, dumps
+from neatpar.parallel.serialize import _peek_count, dumps
 from helpers import load_config
 
 

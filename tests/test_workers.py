@@ -75,7 +75,9 @@ def test_ctrl_c_stops_workers_promptly_and_reraises(tmp_path):
         while not (pid_file.exists() and pid_file.read_text()) and time.monotonic() < deadline:
             time.sleep(0.05)
         workers = [int(p) for p in pid_file.read_text().split()]
-        time.sleep(0.5)
+        busy = tmp_path / "pids.busy"  # a worker is evaluating a genome: evaluate() is running
+        while not busy.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
         os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl+C does: the whole group
         started = time.monotonic()
         out, err = proc.communicate(timeout=15)

@@ -9,7 +9,7 @@ nodes are required over *all* connections, enabled or not, as neat-python does).
 from __future__ import annotations
 
 from array import array
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, NamedTuple, Sequence
 
 import neat.activations
 import neat.aggregations
@@ -124,6 +124,20 @@ def _recurrent_structure(genome, inputs: set, outputs: Sequence[int]):
     return list(node_links.items())
 
 
+class Flat(NamedTuple):
+    """A population's structure as built by either walk (arrays or array-likes, see _kernel.c)."""
+    genome_start: Any
+    node_slot: Any
+    node_act: Any
+    node_agg: Any
+    node_bias: Any
+    node_resp: Any
+    link_start: Any
+    link_src: Any
+    link_w: Any
+    stride: int
+
+
 class Tables:
     """The flat, picklable description of a population of networks (see _kernel.c)."""
 
@@ -138,19 +152,18 @@ class Tables:
         self.genome_keys = [g.key for g in genomes]
         standard_keys = (self.input_keys == [-i - 1 for i in range(self.num_inputs)]
                          and self.output_keys == list(range(self.num_outputs)))
-        built = (self._feed_forward_in_c(genomes, acts, aggs) if not recurrent and standard_keys
-                 else None) or self._in_python(genomes, acts, aggs)
-        genome_start, node_slot, node_act, node_agg, node_bias, node_resp, link_start, link_src, link_w, stride = built
-        self.stride = int(max(stride, self.num_inputs + self.num_outputs))
-        self.genome_start = np.asarray(genome_start, dtype=np.int64)
-        self.node_slot = np.asarray(node_slot, dtype=np.int32)
-        self.node_act = np.frombuffer(node_act, dtype=np.int8)
-        self.node_agg = np.frombuffer(node_agg, dtype=np.int8)
-        self.node_bias = np.frombuffer(node_bias, dtype=np.float64)
-        self.node_resp = np.frombuffer(node_resp, dtype=np.float64)
-        self.link_start = np.asarray(link_start, dtype=np.int64)
-        self.link_src = np.asarray(link_src, dtype=np.int32)
-        self.link_w = np.asarray(link_w, dtype=np.float64)
+        flat = (self._feed_forward_in_c(genomes, acts, aggs) if not recurrent and standard_keys
+                else None) or self._in_python(genomes, acts, aggs)
+        self.stride = int(max(flat.stride, self.num_inputs + self.num_outputs))
+        self.genome_start = np.asarray(flat.genome_start, dtype=np.int64)
+        self.node_slot = np.asarray(flat.node_slot, dtype=np.int32)
+        self.node_act = np.frombuffer(flat.node_act, dtype=np.int8)
+        self.node_agg = np.frombuffer(flat.node_agg, dtype=np.int8)
+        self.node_bias = np.frombuffer(flat.node_bias, dtype=np.float64)
+        self.node_resp = np.frombuffer(flat.node_resp, dtype=np.float64)
+        self.link_start = np.asarray(flat.link_start, dtype=np.int64)
+        self.link_src = np.asarray(flat.link_src, dtype=np.int32)
+        self.link_w = np.asarray(flat.link_w, dtype=np.float64)
         self.node_counts = np.diff(self.genome_start).tolist()
         self.link_counts = np.diff(self.link_start[self.genome_start]).tolist()
         self.max_fan_in = int(np.diff(self.link_start).max()) if len(self.node_slot) else 0
@@ -168,7 +181,7 @@ class Tables:
             node_bias.append(gene.bias)
             node_resp.append(gene.response)
 
-    def _feed_forward_in_c(self, genomes, acts, aggs):
+    def _feed_forward_in_c(self, genomes, acts, aggs) -> Flat | None:
         """The feed-forward structure walked in C (_kernel.ff_structure); None if a genome has a
         link the C walk does not expect (then the Python walk, with the same result, is used)."""
         src, dst, weight, starts = array("q"), array("q"), array("d"), array("q", [0])
@@ -196,10 +209,10 @@ class Tables:
         keys, bounds = node_key[:nodes].tolist(), genome_start.tolist()
         for g, genome in enumerate(genomes):
             self._node_attributes(genome, keys[bounds[g]:bounds[g + 1]], acts, aggs, out)
-        return (genome_start, node_slot[:nodes], *out, link_start[:nodes + 1], link_src[:links],
-                np.frombuffer(weight, np.float64)[link_conn[:links]], int(strides[:genomes_n].max(initial=0)))
+        return Flat(genome_start, node_slot[:nodes], *out, link_start[:nodes + 1], link_src[:links],
+                    np.frombuffer(weight, np.float64)[link_conn[:links]], int(strides[:genomes_n].max(initial=0)))
 
-    def _in_python(self, genomes, acts, aggs):
+    def _in_python(self, genomes, acts, aggs) -> Flat:
         """The structure neat-python builds, walked in Python (recurrent networks, unusual keys)."""
         structure = _recurrent_structure if self.recurrent else _feed_forward_structure
         input_set = set(self.input_keys)
@@ -226,9 +239,9 @@ class Tables:
                 link_start.append(len(link_src))
             genome_start.append(len(node_slot))
             stride = max(stride, len(slots))
-        return (np.frombuffer(genome_start, np.int64), np.frombuffer(node_slot, np.int32), *out,
-                np.frombuffer(link_start, np.int64), np.frombuffer(link_src, np.int32),
-                np.frombuffer(link_w, np.float64), stride)
+        return Flat(np.frombuffer(genome_start, np.int64), np.frombuffer(node_slot, np.int32), *out,
+                    np.frombuffer(link_start, np.int64), np.frombuffer(link_src, np.int32),
+                    np.frombuffer(link_w, np.float64), stride)
 
     @property
     def num_genomes(self) -> int:

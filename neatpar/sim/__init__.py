@@ -2,5 +2,7 @@
 
 `python -m neatpar.sim TASK --mlagents-port P [...]` is what the launchers in unity_builds/ run;
 the real, unmodified mlagents_envs.environment.UnityEnvironment launches and drives them as it
-does a Unity player. Tasks are in tasks.py, the protocol in player.py.
+does a Unity player. The protocol is in player.py, ML-Agents' Academy / Agent / DecisionRequester
+semantics in academy.py, the task interface and option checks in spec.py, the tasks in tasks.py
+(ball, teams) and probe.py (returns known in closed form), the side channels in side_channels.py.
 """

@@ -2,14 +2,17 @@
 
 Python's UnityEnvironment is the gRPC server; the player is its client. It sends the
 initialization output, then an empty message whose reply is Python's first RESET, then one
-output per input: observations, rewards, done flags, masks and group ids for every behavior,
-announcing a behavior's BrainParameters with its first AgentInfos. Actions are applied by
-position, in the order of the previous output's decision requests. A non-200 status or any gRPC
-error ends the player: that is also how an orphaned player notices that Python is gone.
+output per input. Between two exchanges the academy (academy.py) runs one or more academy steps,
+as ML-Agents' Academy does: an output carries the infos queued since the previous one (terminal
+infos first, then decision requests), and a behavior's BrainParameters ride with the first output
+that carries an info of it. Actions are applied by position, in the order of the previous
+output's decision requests. A non-200 status or any gRPC error ends the player: that is also how
+an orphaned player notices that Python is gone.
 
 Accepts the arguments Unity players get (`--mlagents-port`, `-logFile PATH`, `-nographics`,
-`-batchmode`; other Unity flags are ignored) plus task options (`--agents`, `--areas`,
-`--max-steps`). Writes nothing to stdout; logs, with each step's compute time, to -logFile.
+`-batchmode`; other Unity flags are ignored) plus task and academy options (`--agents 4`,
+`--decision-period 5`, `--spawn-after 0,3`: a comma-separated list gives one value per behavior).
+Writes nothing to stdout; logs, with each exchange's compute time, to -logFile.
 """
 from __future__ import annotations
 
@@ -22,18 +25,20 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import side_channels
-from .tasks import TASKS, OptionError
+from .academy import ACADEMY_OPTIONS, Academy, Outgoing, requesters
+from .spec import OptionError, Task, unknown_options
+from .tasks import TASKS
 
 COMMUNICATION_VERSION = "1.5.0"
 PACKAGE_VERSION = "2.0.0"  # the com.unity.ml-agents version this player stands in for
 STATUS_OK, STEP, RESET, QUIT = 200, 0, 1, 2
 EXIT_USAGE = 2
 
-_TASK_OPTIONS = {"--agents": "agents", "--areas": "areas", "--max-steps": "max_steps", "--stats": "stats",
-                 "--visual": "visual", "--seed": "seed"}
-# stats = 1: send episode return and length on the Stats side channel; seed: reseed at the next
-# reset (so a run can ask for the same episodes again, e.g. when it resumes)
+# stats = 1: send episode statistics on the Stats side channel; seed: reseed at the next reset (so
+# a run can ask for the same episodes again, e.g. when it resumes)
 PLAYER_OPTIONS = ("stats", "seed")
+_OPTIONS = tuple(dict.fromkeys(o for cls in TASKS.values() for o in cls.OPTIONS)) + ACADEMY_OPTIONS + PLAYER_OPTIONS
+_FLAGS = {"--" + option.replace("_", "-"): option for option in _OPTIONS}
 _UNITY_FLAGS = {"-nographics", "-batchmode"}
 
 
@@ -58,7 +63,7 @@ def parse_args(argv: list[str]) -> Settings:
     rest = list(argv[1:])
     while rest:
         arg = rest.pop(0)
-        if arg in ("--mlagents-port", "-logFile", "-logfile") or arg in _TASK_OPTIONS:
+        if arg in ("--mlagents-port", "-logFile", "-logfile") or arg in _FLAGS:
             if not rest:
                 raise UsageError(f"{arg} needs a value")
             value = rest.pop(0)
@@ -67,7 +72,7 @@ def parse_args(argv: list[str]) -> Settings:
             elif arg.lower() == "-logfile":
                 log_file = value
             else:
-                options[_TASK_OPTIONS[arg]] = _integer(arg, value)
+                options[_FLAGS[arg]] = _option_value(arg, value)
         elif arg not in _UNITY_FLAGS:
             ignored.append(arg)
     if port is None or not 0 < port < 65536:
@@ -80,6 +85,16 @@ def _integer(flag: str, value: str) -> int:
         return int(value)
     except ValueError:
         raise UsageError(f"{flag} must be an integer, got {value!r}") from None
+
+
+def _option_value(flag: str, value: str) -> int | tuple[int, ...]:
+    """An integer, or a comma-separated list of integers (one per behavior)."""
+    if "," not in value:
+        return _integer(flag, value)
+    try:
+        return tuple(int(item) for item in value.split(","))
+    except ValueError:
+        raise UsageError(f"{flag} must be an integer or a comma-separated list of integers, got {value!r}") from None
 
 
 class Log:
@@ -110,17 +125,14 @@ class Log:
 
 
 class Player:
-    """One simulated environment behind the protocol: builds outputs, applies inputs."""
+    """One simulated environment behind the protocol: reads inputs, runs the academy, writes outputs."""
 
     def __init__(self, settings: Settings, log: Log):
         self.settings, self.log = settings, log
         self.options = dict(settings.options)
         self.pending_options: dict = {}
         self.rng = np.random.default_rng(0)
-        self.task = None
-        self.announced: set[str] = set()
-        self.returns: dict[str, np.ndarray] = {}
-        self.lengths: dict[str, np.ndarray] = {}
+        self.academy = Academy(log)
         self.stats = bytearray()
 
     # ------------------------------------------------------------ messages
@@ -153,127 +165,49 @@ class Player:
         if rl_input.command == QUIT:
             self.log("quit command")
             return None
-        if rl_input.command == RESET or self.task is None:
+        if rl_input.command == RESET or self.academy.task is None:
             self.reset()
-            return self.output(None)
-        return self.output(self.task.step(self.actions(rl_input.agent_actions)))
+        else:
+            self.academy.act(rl_input.agent_actions)
+        return self.output(self.academy.advance())
 
     def reset(self) -> None:
-        """Start every agent's episode; options sent since the last reset take effect now (an
-        option the task does not accept is logged and left out, never fatal mid-run)."""
+        """Restart the scene; options sent since the last reset take effect now (an option the
+        task does not accept is logged and left out, never fatal mid-run)."""
         if self.pending_options:
-            candidate = {**self.options, **self.pending_options}
+            candidate = merge_options(self.options, self.pending_options)
             self.pending_options.clear()
             try:
-                make_task(self.settings.task, candidate, np.random.default_rng(0))
+                check_options(self.settings.task, candidate, self.academy.announced_behaviors())
                 self.options = candidate
             except OptionError as error:
                 self.log(f"error: environment parameters not applied: {error}")
             else:
                 if "seed" in candidate:
                     self.seed(candidate["seed"])
-        self.task = make_task(self.settings.task, self.options, self.rng)
-        self.returns = {b.name: np.zeros(len(self.task.agent_ids(b.name))) for b in self.task.behaviors}
-        self.lengths = {b.name: np.zeros(len(self.task.agent_ids(b.name)), np.int64) for b in self.task.behaviors}
+        task = make_task(self.settings.task, self.options, self.rng)
+        self.academy.record_episodes = bool(self.options.get("stats"))
+        self.academy.reset(task, requesters(self.options, task))
         self.log(f"reset: {self.settings.task} with {self.options or 'default options'}")
 
-    def actions(self, agent_actions) -> dict:
-        """{behavior: (continuous (n, c), discrete (n, d))}, taken by position."""
-        out = {}
-        for behavior in self.task.behaviors:
-            n = len(self.task.agent_ids(behavior.name))
-            sent = agent_actions[behavior.name].value if behavior.name in agent_actions else []
-            if len(sent) not in (0, n):
-                self.log(f"warning: {len(sent)} actions for {behavior.name}, expected {n}; missing ones are 0")
-            sent = list(sent[:n])
-            c, d = behavior.continuous, len(behavior.branches)
-            continuous = np.zeros((n, c), np.float32)
-            discrete = np.zeros((n, d), np.int64)
-            if sent and c:
-                continuous[:len(sent)] = [(list(a.continuous_actions) + [0.0] * c)[:c] for a in sent]
-            if sent and d:
-                discrete[:len(sent)] = [(list(a.discrete_actions) + [0] * d)[:d] for a in sent]
-            out[behavior.name] = (continuous, discrete)
-        return out
-
-    def output(self, results):
-        """The output for this step: terminal entries first for agents whose episode ended,
-        then a decision request for every agent (a restarted agent asks again at once)."""
+    def output(self, outgoing: Outgoing):
+        """The output for one exchange: every queued info, in the order the academy queued them."""
         from mlagents_envs.communicator_objects.unity_message_pb2 import UnityMessageProto
         message = UnityMessageProto()
         message.header.status = STATUS_OK
         unity_output = message.unity_output
-        terminal = {}
-        if results is not None:
-            for behavior in self.task.behaviors:
-                terminal[behavior.name] = self.task.observe(behavior.name)
-            self.task.restart_done(results)
-        for behavior in self.task.behaviors:
-            infos = unity_output.rl_output.agentInfos[behavior.name].value
-            self._add_infos(infos, behavior, results, terminal.get(behavior.name))
-            if behavior.name not in self.announced:
-                self._announce(unity_output.rl_initialization_output, behavior)
+        visual = self.academy.task.visual_shape
+        for name, batches in outgoing.infos.items():
+            infos = unity_output.rl_output.agentInfos[name].value
+            for batch in batches:
+                _add_infos(infos, batch, visual)
+        for behavior in outgoing.announce:
+            _announce(unity_output.rl_initialization_output, behavior)
+        for episodes in self.academy.take_episodes():
+            self.stats += side_channels.episode_stats(episodes.returns.tolist(), episodes.lengths.tolist())
         unity_output.rl_output.side_channel = bytes(self.stats)
         self.stats.clear()
         return message
-
-    def _announce(self, init, behavior) -> None:
-        brain = init.brain_parameters.add()
-        brain.brain_name = behavior.name
-        brain.is_training = True
-        brain.action_spec.num_continuous_actions = behavior.continuous
-        brain.action_spec.num_discrete_actions = len(behavior.branches)
-        brain.action_spec.discrete_branch_sizes.extend(behavior.branches)
-        self.announced.add(behavior.name)
-
-    def _add_infos(self, infos, behavior, results, terminal_obs) -> None:
-        """One AgentInfoProto per agent (two for an agent whose episode just ended). The hot loop
-        of the player: fields left at their default are not set."""
-        name = behavior.name
-        ids = self.task.agent_ids(name).tolist()
-        obs = self.task.observe(name).tolist()
-        masks = self.task.masks(name)
-        masks = masks.tolist() if masks is not None else [None] * len(ids)
-        groups = self.task.group_ids(name).tolist()
-        if results is None:
-            reward = group_reward = [0.0] * len(ids)
-            done, term, interrupted = (), None, None
-        else:
-            r = results[name]
-            reward, group_reward = r.reward.tolist(), r.group_reward.tolist()
-            done = set(np.flatnonzero(r.done).tolist())
-            self._track_episodes(name, r)
-            term, interrupted = terminal_obs.tolist(), r.interrupted.tolist()
-        add, size = infos.add, behavior.observations
-        visual = getattr(self.task, "visual_shape", None)
-        for row, agent in enumerate(ids):
-            if row in done:
-                info = add()
-                info.id, info.done, info.max_step_reached = agent, True, interrupted[row]
-                _values(info, reward[row], group_reward[row], groups[row])
-                _observation(info, size, term[row])
-                if visual is not None:
-                    _visual(info, visual)
-                reward_now = group_now = 0.0
-            else:
-                reward_now, group_now = reward[row], group_reward[row]
-            info = add()
-            info.id = agent
-            _values(info, reward_now, group_now, groups[row])
-            if masks[row] is not None:
-                info.action_mask.extend(masks[row])
-            _observation(info, size, obs[row])
-            if visual is not None:
-                _visual(info, visual)
-
-    def _track_episodes(self, name: str, result) -> None:
-        self.returns[name] += result.reward + result.group_reward
-        self.lengths[name] += 1
-        for row in np.flatnonzero(result.done) if self.options.get("stats") else ():
-            self.stats += side_channels.stat("Environment/Cumulative Reward", float(self.returns[name][row]))
-            self.stats += side_channels.stat("Environment/Episode Length", float(self.lengths[name][row]))
-        self.returns[name][result.done] = 0.0
-        self.lengths[name][result.done] = 0
 
     # ------------------------------------------------------------ side channels
 
@@ -296,27 +230,89 @@ class Player:
                 self.log(f"side channel {channel} is not handled here ({len(payload)} bytes ignored)")
 
 
-def make_task(name: str, options: dict, rng: np.random.Generator):
+def merge_options(options: dict, later: dict) -> dict:
+    """`later` over `options`, in order: a plain key replaces that option's per-behavior `key.INDEX` values."""
+    merged = dict(options)
+    for key, value in later.items():
+        if "." not in key:
+            for old in [k for k in merged if k.partition(".")[0] == key and "." in k]:
+                del merged[old]
+        merged[key] = value
+    return merged
+
+
+def make_task(name: str, options: dict, rng: np.random.Generator) -> Task:
     """The task `name` with `options`; unknown options are errors."""
     cls = TASKS[name]
-    unknown = sorted(set(options) - set(cls.OPTIONS) - set(PLAYER_OPTIONS))
+    per_behavior = getattr(cls, "PER_BEHAVIOR", ()) + ACADEMY_OPTIONS
+    singles = tuple(o for o in cls.OPTIONS + PLAYER_OPTIONS if o not in per_behavior)
+    unknown = unknown_options(options, singles, per_behavior)
     if unknown:
-        raise OptionError(f"task {name!r} has no option {', '.join(unknown)} "
-                          f"(it has {', '.join(cls.OPTIONS + PLAYER_OPTIONS)})")
+        raise OptionError(f"task {name!r} has no option {', '.join(sorted(unknown))} "
+                          f"(it has {', '.join(cls.OPTIONS + ACADEMY_OPTIONS + PLAYER_OPTIONS)}; "
+                          f"OPTION.INDEX sets one behavior's value of {', '.join(per_behavior)})")
     if options.get("stats", 0) not in (0, 1):
         raise OptionError(f"stats must be 0 or 1, got {options['stats']!r}")
     if not isinstance(options.get("seed", 0), int) or options.get("seed", 0) < 0:
         raise OptionError(f"seed must be a non-negative integer, got {options['seed']!r}")
-    return cls({k: v for k, v in options.items() if k in cls.OPTIONS}, rng)
+    task = cls({k: v for k, v in options.items() if k.partition(".")[0] in cls.OPTIONS}, rng)
+    names = [b.name for b in task.behaviors]
+    for key in options:
+        base, _, index = key.partition(".")
+        if index and int(index) >= len(names):
+            raise OptionError(f"{key} names behavior {index}, but task {name!r} has {len(names)} here "
+                              f"({', '.join(names)}, indexed from 0)")
+    return task
 
 
-def _values(info, reward: float, group_reward: float, group: int) -> None:
-    if reward:
-        info.reward = reward
-    if group_reward:
-        info.group_reward = group_reward
-    if group:
-        info.group_id = group
+def check_options(name: str, options: dict, announced: dict) -> None:
+    """Raise OptionError unless `options` make a valid task and academy that keep the behaviors
+    already announced to Python unchanged (their observation and action specs are fixed)."""
+    task = make_task(name, options, np.random.default_rng(0))
+    requesters(options, task)
+    for behavior in task.behaviors:
+        if behavior.name in announced and announced[behavior.name] != behavior:
+            raise OptionError(f"these options change {behavior.name}'s observations or actions, which Python "
+                              f"already has; start a new simulator for that")
+
+
+def _announce(init, behavior) -> None:
+    brain = init.brain_parameters.add()
+    brain.brain_name = behavior.name
+    brain.is_training = True
+    brain.action_spec.num_continuous_actions = behavior.continuous
+    brain.action_spec.num_discrete_actions = len(behavior.branches)
+    brain.action_spec.discrete_branch_sizes.extend(behavior.branches)
+
+
+def _add_infos(infos, batch, visual) -> None:
+    """One AgentInfoProto per agent of the batch. The hot loop of the player: fields left at their
+    default are not set."""
+    ids, rewards, group_rewards = batch.ids.tolist(), batch.rewards.tolist(), batch.group_rewards.tolist()
+    groups, observations = batch.group_ids.tolist(), batch.observations.tolist()
+    size = batch.observations.shape[1]
+    masks = batch.masks.tolist() if batch.masks is not None else None
+    interrupted = batch.interrupted.tolist() if batch.done else None
+    add = infos.add
+    for row, agent in enumerate(ids):
+        info = add()
+        info.id = agent
+        if batch.done:
+            info.done, info.max_step_reached = True, interrupted[row]
+        if rewards[row]:
+            info.reward = rewards[row]
+        if group_rewards[row]:
+            info.group_reward = group_rewards[row]
+        if groups[row]:
+            info.group_id = groups[row]
+        if masks is not None:
+            info.action_mask.extend(masks[row])
+        observation = info.observations.add()
+        observation.shape.append(size)
+        observation.float_data.data.extend(observations[row])
+        observation.dimension_properties.append(1)
+        if visual is not None:
+            _visual(info, visual)
 
 
 def _visual(info, shape: tuple) -> None:
@@ -326,21 +322,14 @@ def _visual(info, shape: tuple) -> None:
     observation.dimension_properties.extend([2, 2, 1])  # height, width (translational), channels
 
 
-def _observation(info, size: int, values: list) -> None:
-    observation = info.observations.add()
-    observation.shape.append(size)
-    observation.float_data.data.extend(values)
-    observation.dimension_properties.append(1)
-
-
 def serve(settings: Settings, log: Log) -> int:
     """Connect to Python's server and play until told to stop; returns the exit code."""
     import grpc
     from mlagents_envs.communicator_objects.unity_message_pb2 import UnityMessageProto
 
     player = Player(settings, log)
-    # Probe the options now, so that a bad value ends the player before the handshake.
-    make_task(settings.task, dict(settings.options), np.random.default_rng(0))
+    # Check the options now, so that a bad value ends the player before the handshake.
+    check_options(settings.task, dict(settings.options), {})
     channel = grpc.insecure_channel(f"127.0.0.1:{settings.port}", options=[
         ("grpc.max_send_message_length", -1), ("grpc.max_receive_message_length", -1),
         ("grpc.keepalive_time_ms", 2000), ("grpc.keepalive_timeout_ms", 2000)])

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import struct
 import uuid
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
 from mlagents_envs.side_channel.incoming_message import IncomingMessage
 from mlagents_envs.side_channel.outgoing_message import OutgoingMessage
+from mlagents_envs.side_channel.stats_side_channel import StatsAggregationMethod
 
 ENGINE_CONFIGURATION = uuid.UUID("e951342c-4f7e-11ea-b238-784f4387d1f7")
 ENVIRONMENT_PARAMETERS = uuid.UUID("534c891e-810f-11ea-a9d0-822485860400")
@@ -17,7 +18,21 @@ STATS = uuid.UUID("a1d8f7b7-cec8-50f9-b78b-d3e165a78520")
 # EngineConfigurationChannel.ConfigurationType
 _ENGINE_FIELDS = {0: ("screen_resolution", "ii"), 1: ("quality_level", "i"), 2: ("time_scale", "f"),
                   3: ("target_frame_rate", "i"), 4: ("capture_frame_rate", "i")}
-STATS_AVERAGE = 0  # StatsAggregationMethod.AVERAGE
+STATS_AVERAGE = StatsAggregationMethod.AVERAGE.value
+
+
+class EpisodeStat(NamedTuple):
+    """One StatsRecorder.Add the builds make at every episode end (with --stats 1)."""
+    key: str
+    aggregation: StatsAggregationMethod
+    value: str  # "return" (the episode's float32 running return), "length" (academy steps) or "one"
+
+
+EPISODE_STATS = (EpisodeStat("Environment/Cumulative Reward", StatsAggregationMethod.AVERAGE, "return"),
+                 EpisodeStat("Environment/Episode Length", StatsAggregationMethod.AVERAGE, "length"),
+                 EpisodeStat("Game/Episodes", StatsAggregationMethod.SUM, "one"),
+                 EpisodeStat("Game/Last Return", StatsAggregationMethod.MOST_RECENT, "return"),
+                 EpisodeStat("Game/Return", StatsAggregationMethod.HISTOGRAM, "return"))
 
 
 def split(data: bytes) -> Iterator[tuple[uuid.UUID, bytes]]:
@@ -57,10 +72,21 @@ def read_environment_parameter(payload: bytes) -> tuple[str, float | None]:
     return key, (message.read_float32() if kind == 0 else None)
 
 
-def stat(key: str, value: float) -> bytes:
-    """A Stats record, as Unity's StatsRecorder.Add(key, value, Average) sends it."""
+def stat(key: str, value: float, aggregation: int = STATS_AVERAGE) -> bytes:
+    """A Stats record, as Unity's StatsRecorder.Add(key, value, aggregation) sends it
+    (aggregation: a StatsAggregationMethod value, Average by default)."""
     message = OutgoingMessage()
     message.write_string(key)
     message.write_float32(value)
-    message.write_int32(STATS_AVERAGE)
+    message.write_int32(aggregation)
     return record(STATS, bytes(message.buffer))
+
+
+def episode_stats(returns: list[float], lengths: list[int]) -> bytes:
+    """The Stats records of EPISODE_STATS for each ended episode, in order."""
+    out = bytearray()
+    for episode_return, length in zip(returns, lengths):
+        values = {"return": float(episode_return), "length": float(length), "one": 1.0}
+        for entry in EPISODE_STATS:
+            out += stat(entry.key, values[entry.value], entry.aggregation.value)
+    return bytes(out)

@@ -1,53 +1,24 @@
 """The simulator's tasks: small, honest, numpy-vectorized dynamics behind ML-Agents behaviors.
 
-A task owns the state of all its agents. The player (player.py) asks it for observations,
-masks and group ids, hands it the actions Python sent, and restarts the agents whose episodes
-ended. Every random draw comes from the generator the player seeds with Python's seed.
+The interface a task offers the academy is in spec.py; the probe task, whose returns are known in
+closed form, is in probe.py. TASKS maps the builds' task names to their classes.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-
-@dataclass(frozen=True)
-class Behavior:
-    name: str
-    observations: int
-    continuous: int = 0
-    branches: tuple[int, ...] = ()
+from .probe import Probe
+from .spec import Behavior, StepResult, Task, integer, positive_int
 
 
-@dataclass
-class StepResult:
-    """Per agent of one behavior, after a step."""
-    reward: np.ndarray        # float32
-    group_reward: np.ndarray  # float32
-    done: np.ndarray          # bool: the episode ended this step
-    interrupted: np.ndarray   # bool: ended by the step limit, not by the task
-
-
-class OptionError(ValueError):
-    """A task option with a bad value."""
-
-
-def positive_int(options: dict, key: str, default: int, limit: int) -> int:
-    value = options.get(key, default)
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= limit:
-        raise OptionError(f"{key} must be an integer from 1 to {limit}, got {value!r}")
-    return value
-
-
-class Ball3D:
+class Ball3D(Task):
     """A 3DBall-like balance task: each agent tilts a platform to keep a ball on it.
 
     Observations (8): platform tilt about z and x, ball position relative to the platform centre
     (x, y, z) and ball velocity (x, y, z). Actions (2, continuous, clipped to [-1, 1]): change
-    of tilt about z and x. Reward +0.1 per step while the ball stays on; -1 and the end of the
-    episode when it falls off; episodes are interrupted at max_steps.
+    of tilt about z and x; an agent that does not act this step keeps its tilt. Reward +0.1 per
+    academy step while the ball stays on; -1 and the end of the episode when it falls off;
+    episodes are interrupted at max_steps academy steps.
     """
 
     HALF_SIZE = 2.5      # platform half-width
@@ -63,9 +34,7 @@ class Ball3D:
     def __init__(self, options: dict, rng: np.random.Generator):
         self.n = positive_int(options, "agents", 12, 4096)
         self.max_steps = positive_int(options, "max_steps", 1000, 10**7)
-        visual = options.get("visual", 0)
-        if visual not in (0, 1):
-            raise OptionError(f"visual must be 0 or 1, got {visual!r}")
+        visual = integer(options, "visual", 0, 0, 1)
         # visual = 1 adds a camera-like (4, 4, 1) observation, for clients that must refuse one.
         self.visual_shape = (4, 4, 1) if visual else None
         self.behaviors = (Behavior("Ball3D?team=0", 8, continuous=2),)
@@ -74,20 +43,20 @@ class Ball3D:
         self.pos = np.zeros((self.n, 2))      # ball x, z on the platform
         self.vel = np.zeros((self.n, 2))
         self.steps = np.zeros(self.n, dtype=np.int64)
-        self.restart(np.arange(self.n))
+        self._restart(np.arange(self.n))
 
-    def agent_ids(self, behavior: str) -> np.ndarray:
-        return np.arange(self.n, dtype=np.int32)
+    def rows(self, behavior: str) -> int:
+        return self.n
 
-    def restart(self, rows: np.ndarray) -> None:
+    def _restart(self, rows: np.ndarray) -> None:
         k = len(rows)
         self.tilt[rows] = self.rng.uniform(-0.15, 0.15, (k, 2))
         self.pos[rows] = self.rng.uniform(-1.5, 1.5, (k, 2))
         self.vel[rows] = self.rng.uniform(-0.5, 0.5, (k, 2))
         self.steps[rows] = 0
 
-    def restart_done(self, results: dict) -> None:
-        self.restart(np.flatnonzero(results[self.behaviors[0].name].done))
+    def restart(self, rows: dict[str, np.ndarray]) -> None:
+        self._restart(rows.get(self.behaviors[0].name, np.zeros(0, np.int64)))
 
     def observe(self, behavior: str) -> np.ndarray:
         height = -self.pos[:, 0] * np.sin(self.tilt[:, 0]) + self.pos[:, 1] * np.sin(self.tilt[:, 1])
@@ -95,15 +64,12 @@ class Ball3D:
         return np.column_stack([self.tilt[:, 0], self.tilt[:, 1], self.pos[:, 0], height, self.pos[:, 1],
                                 self.vel[:, 0], climb, self.vel[:, 1]]).astype(np.float32)
 
-    def masks(self, behavior: str):
-        return None
-
-    def group_ids(self, behavior: str) -> np.ndarray:
-        return np.zeros(self.n, dtype=np.int32)
-
-    def step(self, actions: dict) -> dict[str, StepResult]:
-        continuous, _ = actions[self.behaviors[0].name]
+    def step(self, actions: dict, acting: dict, deciding: dict) -> dict[str, StepResult]:
+        name = self.behaviors[0].name
+        continuous, _ = actions[name]
         push = np.clip(continuous.astype(np.float64), -1.0, 1.0)
+        if not acting[name].all():
+            push[~acting[name]] = 0.0
         self.tilt = np.clip(self.tilt + self.TILT_RATE * push, -self.MAX_TILT, self.MAX_TILT)
         accel = self.GRAVITY * np.column_stack([-np.sin(self.tilt[:, 0]), np.sin(self.tilt[:, 1])])
         accel += self.rng.normal(0.0, self.PUSH, accel.shape)
@@ -117,7 +83,7 @@ class Ball3D:
                                                    dropped | interrupted, interrupted)}
 
 
-class TwoTeams:
+class TwoTeams(Task):
     """Blue versus Purple on a small grid, one agent per team in each of `areas` arenas.
 
     Blue attacks towards +x, Purple towards -x; each team observes the field in its own frame
@@ -126,7 +92,8 @@ class TwoTeams:
     the fraction of the episode left. Actions: two discrete branches, move (stay, forward, back,
     up, down) and kick (no, yes); masks forbid moves off the field and kicks out of reach. A kick
     sends the ball three cells forward; the ball over the opponent's goal line wins: group
-    reward +1 for the winners and -1 for the losers. Each agent also gets -1/max_steps per step.
+    reward +1 for the winners and -1 for the losers. Each agent also gets -1/max_steps per academy
+    step. An agent that does not act this step stays and does not kick.
     """
 
     WIDTH, HEIGHT = 11, 5
@@ -144,18 +111,18 @@ class TwoTeams:
         self.players = np.zeros((2, self.areas, 2), dtype=np.int64)  # team, area, (x, y)
         self.ball = np.zeros((self.areas, 2), dtype=np.int64)
         self.steps = np.zeros(self.areas, dtype=np.int64)
-        self.restart(np.arange(self.areas))
+        self._restart(np.arange(self.areas))
 
     def _team(self, behavior: str) -> int:
         return 0 if behavior.startswith("Blue") else 1
 
-    def agent_ids(self, behavior: str) -> np.ndarray:
-        return (2 * np.arange(self.areas) + self._team(behavior)).astype(np.int32)
+    def rows(self, behavior: str) -> int:
+        return self.areas
 
     def group_ids(self, behavior: str) -> np.ndarray:
         return (2 * np.arange(self.areas) + self._team(behavior) + 1).astype(np.int32)
 
-    def restart(self, areas: np.ndarray) -> None:
+    def _restart(self, areas: np.ndarray) -> None:
         k = len(areas)
         mid = self.HEIGHT // 2
         self.players[0, areas] = np.column_stack([np.full(k, 2), self.rng.integers(0, self.HEIGHT, k)])
@@ -163,8 +130,12 @@ class TwoTeams:
         self.ball[areas] = np.column_stack([np.full(k, self.WIDTH // 2), mid + self.rng.integers(-1, 2, k)])
         self.steps[areas] = 0
 
-    def restart_done(self, results: dict) -> None:
-        self.restart(np.flatnonzero(results[self.behaviors[0].name].done))  # both teams end together
+    def restart(self, rows: dict[str, np.ndarray]) -> None:
+        """An area restarts when either of its agents starts a new episode (both usually end together)."""
+        ended = np.zeros(self.areas, bool)
+        for areas in rows.values():
+            ended[areas] = True
+        self._restart(np.flatnonzero(ended))
 
     def _own_frame_x(self, team: int, x: np.ndarray) -> np.ndarray:
         return x if team == 0 else self.WIDTH - 1 - x
@@ -193,11 +164,14 @@ class TwoTeams:
                (target[..., 1] < 0) | (target[..., 1] >= self.HEIGHT))
         return np.column_stack([off, np.zeros(self.areas, bool), ~self._in_reach(team)])
 
-    def step(self, actions: dict) -> dict[str, StepResult]:
+    def step(self, actions: dict, acting: dict, deciding: dict) -> dict[str, StepResult]:
         kicks = []
         for team, behavior in enumerate(self.behaviors):
             _, discrete = actions[behavior.name]
             move, kick = discrete[:, 0].astype(np.int64), discrete[:, 1].astype(np.int64)
+            if not acting[behavior.name].all():
+                move[~acting[behavior.name]] = 0
+                kick[~acting[behavior.name]] = 0
             allowed = ~self.masks(behavior.name)
             move = np.where(allowed[np.arange(self.areas), np.clip(move, 0, 4)], move, 0)
             kicks.append((kick == 1) & allowed[:, 6])
@@ -228,4 +202,4 @@ class TwoTeams:
         return results
 
 
-TASKS = {"ball": Ball3D, "teams": TwoTeams}
+TASKS = {"ball": Ball3D, "teams": TwoTeams, "probe": Probe}

@@ -1,4 +1,4 @@
-"""Where the runner's networks run: in this process, or on the spawn pool (the design's shape).
+"""Where the runner's networks run: in this process, or on a spawn pool of workers.
 
 Both take one step's batch (observations, genome index, state row and reset flag per agent) and
 return the outputs; both give bit-identical results.
@@ -19,9 +19,9 @@ import time
 
 import numpy as np
 
-from .errors import NeatparError, WorkerDied
+from ..errors import NeatparError, WorkerDied
+from ..parallel.pool import Pool
 from .exchange import StepExchange
-from .pool import Pool
 
 log = logging.getLogger("neatpar")
 MAX_ATTEMPTS = 3

@@ -14,7 +14,7 @@ import subprocess
 from types import ModuleType
 from typing import Any
 
-from .errors import ClearedGlobalError
+from ..errors import ClearedGlobalError
 
 # (module prefix, class name) pairs matched against an object's MRO, so that recognising an
 # mlagents or gRPC object never imports mlagents or gRPC.
@@ -25,10 +25,10 @@ _HANDLE_CLASSES = {
     ("grpc", "Channel"): "gRPC channel",
     ("multiprocessing.connection", "Connection"): "multiprocessing connection",
     ("multiprocessing.pool", "Pool"): "multiprocessing pool",
-    ("neatpar.pool", "Pool"): "neatpar pool",
+    ("neatpar.parallel.pool", "Pool"): "neatpar pool",
 }
 # Handles that launch a simulator or bind a port when created: re-creating one in a worker is the
-# seed's failure, so finding one there is an error, not just something to clear.
+# failure of an unguarded script, so finding one there is an error, not just something to clear.
 _CONNECTING_KINDS = {"ML-Agents environment connection", "Unity environment connection", "gRPC server"}
 
 

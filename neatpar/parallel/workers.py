@@ -4,6 +4,8 @@ A spawn worker is a fresh interpreter that re-imports the user's main module bef
 our code. To report a failure of that re-import (the classic unguarded script), the worker's
 channel travels in multiprocessing's *preparation data*, which the child unpickles before it
 imports the main module: unpickling it arms an excepthook that sends the error to the parent.
+The preparation data gets that entry through a wrapper around multiprocessing's
+`spawn.get_preparation_data`, installed when the first pool starts (`install_start_hook`).
 """
 from __future__ import annotations
 
@@ -19,8 +21,9 @@ import types
 from multiprocessing import spawn
 from typing import Any, Callable
 
-from .serialize import dumps
 from .handles import ClearedGlobal, close_quietly, find_live_handles, is_connecting
+from .messages import Done, Drop, Failed, Items, Put, Ready, Retire, RunTask, StartFailed, StartStage, Stop
+from .serialize import dumps
 
 # ---------------------------------------------------------------- early arming (child side)
 
@@ -77,7 +80,7 @@ def _arm(conn) -> None:
     def report_start_failure(exc_type, exc, tb):
         text = "".join(traceback.format_exception(exc_type, exc, tb))
         try:
-            send(("start_error", "import", f"{exc_type.__name__}: {exc}", text))
+            send(StartFailed(StartStage.IMPORT, f"{exc_type.__name__}: {exc}", text))
         except Exception:
             pass
         previous(exc_type, exc, tb)
@@ -96,7 +99,7 @@ class _StartGuard:
 
 
 _pending = threading.local()
-_original_preparation_data = spawn.get_preparation_data
+_original_preparation_data = None  # multiprocessing's own, once the hook is installed
 
 
 def _preparation_data(name):
@@ -107,11 +110,18 @@ def _preparation_data(name):
     return data
 
 
-spawn.get_preparation_data = _preparation_data
+def install_start_hook() -> None:
+    """Let spawned processes carry a start guard in their preparation data (see the module
+    docstring). Installed by the first pool, not on import; idempotent."""
+    global _original_preparation_data
+    if _original_preparation_data is None:
+        _original_preparation_data = spawn.get_preparation_data
+        spawn.get_preparation_data = _preparation_data
 
 
 def start_process(ctx, child_conn, target: Callable, args: tuple, name: str) -> multiprocessing.Process:
     """Start a spawn process whose channel is armed before it re-imports the main module."""
+    install_start_hook()
     process = ctx.Process(target=target, args=args, name=name, daemon=True)
     _pending.guard = _StartGuard(child_conn)
     try:
@@ -207,20 +217,20 @@ def worker_main(clear_names: tuple[str, ...], initializer: Callable | None, init
     """Process target of every pool worker: clear globals, run the initializer, serve tasks."""
     global _importing_main, _cell
     _importing_main = False
-    _cell = _Progress(progress, index)
+    _cell = ProgressCell(progress, index)
     _watch_parent()
     connecting = clear_globals(clear_names)
     if connecting:
-        send(("start_error", "unguarded", _unguarded_message(connecting), ""))
+        send(StartFailed(StartStage.UNGUARDED, _unguarded_message(connecting), ""))
         return
     if initializer is not None:
         try:
             initializer(*initargs)
         except BaseException as exc:  # noqa: BLE001 - reported to the parent, then exit
             traceback.print_exc()
-            send(("start_error", "initializer", f"{type(exc).__name__}: {exc}", traceback.format_exc()))
+            send(StartFailed(StartStage.INITIALIZER, f"{type(exc).__name__}: {exc}", traceback.format_exc()))
             return
-    send(("ready", os.getpid()))
+    send(Ready(os.getpid()))
     _serve(max_units, _cell)
 
 
@@ -245,7 +255,7 @@ def _resolve(args: tuple, cache: dict) -> tuple:
     return tuple(cache[a.key] if isinstance(a, SharedRef) else a for a in args)
 
 
-class _Progress:
+class ProgressCell:
     """This worker's (task id, item index) cell in the pool's shared progress array.
 
     The parent reads it to learn which item a worker was computing when it died or hung, so
@@ -267,13 +277,13 @@ class _Progress:
         self.array[self.base + 1] = self.index
 
 
-_cell: _Progress | None = None
+_cell: ProgressCell | None = None
 
 
 def slot() -> int:
     """This worker's slot in its pool (0..processes-1; a replacement keeps the slot)."""
     if _cell is None:
-        raise RuntimeError("neatpar.workers.slot() is only available in a pool worker")
+        raise RuntimeError("neatpar.parallel.workers.slot() is only available in a pool worker")
     return _cell.slot
 
 
@@ -286,30 +296,30 @@ def heartbeat() -> None:
 BATCH_SECONDS = 0.005  # items computed within this window travel in one message
 
 
-def _run_task(task_id: int, func: Callable, args: tuple, kwargs: dict, progress: _Progress) -> int:
+def _run_task(task_id: int, func: Callable, args: tuple, kwargs: dict, progress: ProgressCell) -> int:
     """Run one task, streaming generator items in batches; return how many work units it did."""
     progress.at(task_id, 0)
     result = func(*args, **kwargs)
     if not isinstance(result, types.GeneratorType):
-        send(("done", task_id, result, []))
+        send(Done(task_id, result, []))
         return 1
     batch, units, last_sent = [], 0, time.monotonic()
     while True:
         try:
             item = next(result)
         except StopIteration as stop:
-            send(("done", task_id, stop.value, batch))
+            send(Done(task_id, stop.value, batch))
             return max(units, 1)
         batch.append(item)
         units += 1
         progress.at(task_id, units)
         now = time.monotonic()
         if now - last_sent >= BATCH_SECONDS:
-            send(("items", task_id, batch))
+            send(Items(task_id, batch))
             batch, last_sent = [], now
 
 
-def _serve(max_units: int | None, progress: _Progress) -> None:
+def _serve(max_units: int | None, progress: ProgressCell) -> None:
     cache: dict[int, Any] = {}
     units = 0
     while True:
@@ -317,21 +327,20 @@ def _serve(max_units: int | None, progress: _Progress) -> None:
             message = pickle.loads(_channel.recv_bytes())
         except EOFError:
             return
-        kind = message[0]
-        if kind == "stop":
+        if isinstance(message, Stop):
             return
-        if kind == "put":
-            cache[message[1]] = pickle.loads(message[2])
-        elif kind == "drop":
-            cache.pop(message[1], None)
-        elif kind == "task":
-            _, task_id, func, args, kwargs = message
+        if isinstance(message, Put):
+            cache[message.key] = pickle.loads(message.pickled)
+        elif isinstance(message, Drop):
+            cache.pop(message.key, None)
+        elif isinstance(message, RunTask):
             try:
-                units += _run_task(task_id, func, _resolve(args, cache), kwargs, progress)
+                units += _run_task(message.task_id, message.func, _resolve(message.args, cache), message.kwargs,
+                                   progress)
             except BaseException as exc:  # noqa: BLE001 - every failure goes back to the parent
-                _send_error(task_id, exc)
+                _send_error(message.task_id, exc)
             if max_units is not None and units >= max_units:
-                send(("retire",))
+                send(Retire())
                 return
 
 
@@ -342,4 +351,4 @@ def _send_error(task_id: int, exc: BaseException) -> None:
         pickle.loads(payload)
     except Exception:
         payload = None
-    send(("error", task_id, f"{type(exc).__name__}: {exc}", tb, payload))
+    send(Failed(task_id, f"{type(exc).__name__}: {exc}", tb, payload))

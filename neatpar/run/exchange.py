@@ -23,13 +23,9 @@ from multiprocessing import shared_memory
 
 import numpy as np
 
-from .errors import NeatparError
+from ..errors import StaleStepError
 
 _HEADER = 1  # int64: the step number the observations belong to
-
-
-class StaleStepError(NeatparError, RuntimeError):
-    """Shared memory held data of another step than the one being read."""
 
 
 def _layout(capacity: int, inputs: int, outputs: int, workers: int, stride: int, state_rows: int):

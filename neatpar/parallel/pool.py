@@ -20,8 +20,7 @@ import time
 from collections import deque
 from typing import Any, Callable, Iterable
 
-from . import workers
-from .errors import (
+from ..errors import (
     LiveHandleError,
     RemoteError,
     TaskTimeout,
@@ -29,7 +28,9 @@ from .errors import (
     WorkerDied,
     WorkerStartError,
 )
-from .handles import handle_kind
+from . import workers
+from .handles import handle_kind, install_exit_guard
+from .messages import Done, Drop, Failed, Items, Put, Ready, Retire, RunTask, StartFailed, StartStage, Stop
 from .serialize import dumps
 from .workers import SharedRef
 
@@ -94,15 +95,14 @@ class _Task:
 
 
 class _Worker:
-    __slots__ = ("index", "process", "conn", "state", "task", "refs", "last_progress", "seen_position",
-                 "started")
+    __slots__ = ("index", "process", "conn", "state", "task", "refs", "last_progress", "seen_position")
 
     def __init__(self, index: int, process, conn):
         self.index, self.process, self.conn = index, process, conn
         self.state = WorkerState.STARTING
         self.task: _Task | None = None
         self.refs: set[int] = set()
-        self.last_progress = self.started = time.monotonic()
+        self.last_progress = time.monotonic()
         self.seen_position = 0
 
 
@@ -125,6 +125,7 @@ class Pool:
             raise ValueError(f"processes must be a positive int, got {processes!r}")
         if maxtasksperchild is not None and (not isinstance(maxtasksperchild, int) or maxtasksperchild < 1):
             raise ValueError(f"maxtasksperchild must be a positive int or None, got {maxtasksperchild!r}")
+        install_exit_guard()
         self._ctx = multiprocessing.get_context("spawn")
         self._worker_args = (tuple(clear_globals), initializer, tuple(initargs), maxtasksperchild)
         self._progress = self._ctx.RawArray("q", 2 * processes)  # per slot: task id, item index
@@ -184,7 +185,7 @@ class Pool:
         for w in self._workers:
             if ref.key in w.refs and w.state is not WorkerState.GONE:
                 w.refs.discard(ref.key)
-                self._send(w, ("drop", ref.key))
+                self._send(w, Drop(ref.key))
 
     def wait(self, results: Iterable[AsyncResult], timeout: float | None = None,
              return_when_any: bool = False) -> list[AsyncResult]:
@@ -211,7 +212,7 @@ class Pool:
         self._closed = True
         for w in self._workers:
             if w.state is not WorkerState.GONE:
-                self._send(w, ("stop",))  # read after the task the worker is running, if any
+                self._send(w, Stop())  # read after the task the worker is running, if any
         self.join(timeout=5.0)
 
     def terminate(self) -> None:
@@ -351,42 +352,40 @@ class Pool:
         except (EOFError, OSError):
             pass
 
-    def _on_message(self, w: _Worker, message: tuple) -> None:
-        kind = message[0]
+    def _on_message(self, w: _Worker, message) -> None:
         w.last_progress = time.monotonic()
-        if kind == "ready":
+        if isinstance(message, Ready):
             w.state = WorkerState.IDLE
-        elif kind == "items":
-            w.task.result.partial.extend(message[2])
-        elif kind == "done":
-            w.task.result.partial.extend(message[3])
-            self._finish_task(w, value=message[2])
-        elif kind == "error":
-            _, _, summary, tb, payload = message
-            error = RemoteError(summary, tb, list(w.task.result.partial))
-            if payload is not None:
-                error.__cause__ = pickle.loads(payload)
+        elif isinstance(message, Items):
+            w.task.result.partial.extend(message.items)
+        elif isinstance(message, Done):
+            w.task.result.partial.extend(message.items)
+            self._finish_task(w, value=message.value)
+        elif isinstance(message, Failed):
+            error = RemoteError(message.summary, message.traceback, list(w.task.result.partial))
+            if message.pickled_error is not None:
+                error.__cause__ = pickle.loads(message.pickled_error)
             self._finish_task(w, error=error)
-        elif kind == "retire":  # maxtasksperchild reached; a task sent meanwhile never started
+        elif isinstance(message, Retire):  # maxtasksperchild reached; a task sent meanwhile never started
             if w.task is not None:
                 self._queue.appendleft(w.task)
             self._kill(w)
             self._replace(w)
-        elif kind == "start_error":
-            self._on_start_error(w, *message[1:])
+        elif isinstance(message, StartFailed):
+            self._on_start_error(w, message)
 
-    def _on_start_error(self, w: _Worker, what: str, summary: str, tb: str) -> None:
+    def _on_start_error(self, w: _Worker, message: StartFailed) -> None:
         """Raise the one-line error for a worker that could not start (its traceback went to stderr)."""
         self._kill(w)
-        summary = " ".join(summary.split())
-        if what == "unguarded":
+        summary = " ".join(message.summary.split())
+        if message.stage is StartStage.UNGUARDED:
             error = UnguardedScriptError(f"pool worker could not start: {summary}")
-        elif what == "initializer":
+        elif message.stage is StartStage.INITIALIZER:
             error = WorkerStartError(f"pool worker initializer failed: {summary}")
         else:
             error = UnguardedScriptError(
                 f"pool worker failed while re-importing your main script ({summary}); {_START_ADVICE}")
-        error.remote_traceback = tb
+        error.remote_traceback = message.traceback
         raise error
 
     def _on_exit(self, w: _Worker) -> None:
@@ -444,7 +443,7 @@ class Pool:
                 continue
             for key in task.refs:
                 if key not in w.refs:
-                    self._send(w, ("put", key, self._shared[key]))
+                    self._send(w, Put(key, self._shared[key]))
                     w.refs.add(key)
             w.task, w.state, w.last_progress, w.seen_position = task, WorkerState.BUSY, time.monotonic(), 0
             self._send(w, task.payload)
@@ -459,7 +458,7 @@ class Pool:
 
 def _pickle_task(task_id: int, func: Callable, args: tuple, kwds: dict) -> bytes:
     check_picklable_function(func)
-    return _dumps_checked(("task", task_id, func, args, kwds), f"the arguments of {func.__qualname__}",
+    return _dumps_checked(RunTask(task_id, func, args, kwds), f"the arguments of {func.__qualname__}",
                           named={"args": args, "kwds": kwds})
 
 

@@ -10,31 +10,27 @@ A host that dies or stops reporting progress is replaced, its simulator is kille
 part runs again from the start: with a seed, a part's simulator seed depends on (generation,
 part) only, so the results do not depend on which host ran which part, or how often.
 
-- `HostState`: the host side (one per host process), shared by both backends.
-- `LocalHosts`: hosts as spawn processes of a neatpar Pool (this module).
-- `RayHosts`: hosts as Ray actors (ray_backend.py).
-- `HostScheduler`: the main side; hands out parts, gathers results, replaces lost hosts.
+- `HostState` (here): the host side, one per host process, shared by both kinds of host.
+- `LocalHosts` (local_hosts.py): hosts as spawn processes of a neatpar Pool.
+- `RayHosts` (ray_hosts.py): hosts as Ray actors.
+- `HostScheduler` (here): the main side; hands out parts, gathers results, replaces lost hosts.
+  It drives either kind through the same small interface: count, prepare, submit, wait, close.
 """
 from __future__ import annotations
 
-import atexit
 import dataclasses
 import logging
 import math
-import multiprocessing
-import os
-import signal
 import time
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from . import workers
-from .config import RunConfig
-from .errors import NeatparError, RemoteError, WorkerDied
-from .pool import Pool
-from .runner import EpisodeRunner, GenerationStats, make_bridge
-from .serialize import dumps
+from ..errors import HostLost, NeatparError
+from ..parallel.serialize import dumps
+from ..settings import Settings
+from .environments import open_environment
+from .runner import EpisodeRunner, GenerationStats
 
 log = logging.getLogger("neatpar")
 
@@ -43,33 +39,29 @@ HOST_PORT_STRIDE = 4    # host i looks for a free port from worker_id + 4 i (hos
 MAX_HOST_LOSSES = 3     # a part whose host is lost this many times stops the run
 
 
-def silence_limit(run: RunConfig) -> float:
+def silence_limit(settings: Settings) -> float:
     """Seconds a busy host may go without a simulator step before it counts as hung."""
-    return max(3 * run.timeout, 10.0)
-
-
-class HostLost(NeatparError, RuntimeError):
-    """The host running a part died or stopped reporting progress; the part runs again."""
+    return max(3 * settings.timeout, 10.0)
 
 
 @dataclass(frozen=True)
 class HostSetup:
     """What every host needs to create its simulator: the run's settings and the log folder."""
-    run: RunConfig
+    settings: Settings
     log_folder: str | None = None
 
 
 # ---------------------------------------------------------------- host side
 
 class HostState:
-    """One host's simulator connection (created on first use) and episode runner."""
+    """One host's environment (created on first use) and episode runner."""
 
     def __init__(self, setup: HostSetup, index: int, on_launch=None):
         # Networks run in the host itself: its kernel copy serves only its own simulator.
-        self.run = dataclasses.replace(setup.run, inference="inprocess")
-        worker_id = self.run.worker_id + HOST_PORT_STRIDE * index
-        self.bridge = make_bridge(self.run, setup.log_folder, worker_id=worker_id, allow_child=True)
-        self.bridge.on_launch = on_launch
+        self.settings = dataclasses.replace(setup.settings, inference="inprocess")
+        worker_id = self.settings.worker_id + HOST_PORT_STRIDE * index
+        self.environment = open_environment(self.settings, setup.log_folder, worker_id=worker_id,
+                                            allow_child=True, on_launch=on_launch)
         self.index = index
         self._runner: EpisodeRunner | None = None
 
@@ -78,20 +70,17 @@ class HostState:
         """Episode returns of `genomes` (part `part` of `generation`) on this host's simulator,
         the stats, and this host's index."""
         if self._runner is None or self._runner.neat_config is not config:
-            self._runner = EpisodeRunner(self.bridge, self.run, config)
+            self._runner = EpisodeRunner(self.environment, self.settings, config)
         self._runner.heartbeat = heartbeat
         champion, files = plan
         returns, stats = self._runner.evaluate(genomes, champion, files, generation, part)
         return returns, stats, self.index
 
     def kill(self) -> None:
-        self.bridge.kill()
+        self.environment.kill()
 
     def close(self) -> None:
-        self.bridge.close()
-
-
-_host: HostState | None = None
+        self.environment.close()
 
 
 def process_start_time(pid: int) -> int | None:
@@ -102,103 +91,6 @@ def process_start_time(pid: int) -> int | None:
             return int(f.read().rsplit(")", 1)[1].split()[19])
     except (OSError, IndexError, ValueError):
         return None
-
-
-def _host_init(setup: HostSetup, cells) -> None:
-    """Pool initializer of a local env host: its state, and cleanup on every way out."""
-    global _host
-    index = workers.slot()
-
-    def publish(pid: int) -> None:
-        cells[2 * index], cells[2 * index + 1] = pid, process_start_time(pid) or 0
-
-    _host = HostState(setup, index, on_launch=publish)
-    signal.signal(signal.SIGTERM, _on_sigterm)
-    workers.on_parent_exit(_host.kill)
-    atexit.register(_host.close)
-
-
-def _on_sigterm(signum, frame) -> None:
-    if _host is not None:
-        _host.kill()
-    os._exit(128 + signum)
-
-
-def _host_part(config, plan, genomes: list, generation: int, part: int):
-    """A pool task in a local env host."""
-    return _host.evaluate(config, plan, genomes, generation, part, heartbeat=workers.heartbeat)
-
-
-# ---------------------------------------------------------------- main side: local hosts
-
-class LocalHosts:
-    """N env hosts as spawn processes of a neatpar Pool (one simulator each)."""
-
-    def __init__(self, setup: HostSetup, count: int):
-        self.count = count
-        self.timeout = silence_limit(setup.run)  # a host beats once per simulator step
-        self._cells = multiprocessing.get_context("spawn").RawArray("q", 2 * count)  # per host: sim PID, start
-        self.pool = Pool(count, _host_init, (setup, self._cells))
-        self._refs: tuple = ()
-        self._running: dict = {}  # AsyncResult -> ticket
-
-    def prepare(self, config_bytes: bytes, plan: Any) -> None:
-        """The generation's config and (champion, files), sent once to each host that needs them."""
-        for ref in self._refs:
-            self.pool.unshare(ref)
-        self._refs = (self.pool.share(None, pickled=config_bytes), self.pool.share(plan))
-
-    def submit(self, ticket: Any, genomes: list, generation: int, part: int) -> None:
-        result = self.pool.apply_async(_host_part, (*self._refs, genomes, generation, part), timeout=self.timeout)
-        self._running[result] = ticket
-
-    def wait(self, timeout: float) -> list[tuple[Any, Any, BaseException | None]]:
-        """(ticket, value, error) of the parts that finished; a lost host's error is HostLost."""
-        done = self.pool.wait(list(self._running), timeout=timeout, return_when_any=True)
-        out = []
-        for result in done:
-            ticket = self._running.pop(result)
-            error = result.error
-            if isinstance(error, WorkerDied):
-                self._kill_simulator(error.worker)
-                error = HostLost(str(error))
-            elif isinstance(error, RemoteError) and isinstance(error.__cause__, NeatparError):
-                error = error.__cause__  # a one-line error raised in the host (bad config, simulator failed)
-            out.append((ticket, None if error else result.get(), error))
-        return out
-
-    def _kill_simulator(self, index: int) -> None:
-        """Kill the simulator host `index` had started, if it still runs (checked by PID and start
-        time, so a later process that got the same PID is left alone)."""
-        pid, started = self._cells[2 * index], self._cells[2 * index + 1]
-        self._cells[2 * index] = 0
-        if pid and process_start_time(pid) == started:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-
-    @property
-    def pids(self) -> list[int]:
-        """PIDs of the live host processes."""
-        return self.pool.pids
-
-    @property
-    def simulator_pids(self) -> list[int]:
-        """PIDs of the simulators the hosts have started (0 where none runs)."""
-        return [self._cells[2 * i] for i in range(self.count)]
-
-    def close(self) -> None:
-        """Idle hosts close their simulators and exit; busy ones are stopped at once."""
-        try:
-            if self._running:
-                self.pool.terminate()
-            else:
-                self.pool.close()
-        finally:
-            self._running.clear()
-            for index in range(self.count):  # whatever a host could not close on its way out
-                self._kill_simulator(index)
 
 
 # ---------------------------------------------------------------- main side: the scheduler
@@ -245,7 +137,7 @@ class HostScheduler:
                     part_returns, part_stats, self.ran_on[part] = value
                     for i, r in zip(parts[part], part_returns):
                         returns[i] = r
-                    _add(stats, part_stats)
+                    stats.add(part_stats)
         stats.seconds = time.perf_counter() - started
         return returns, stats
 
@@ -258,9 +150,3 @@ class HostScheduler:
                 f"lost its env host {losses[part]} times (last: {error}); checkpoints written so far are "
                 f"intact: check the simulator's logs and resume") from None
         log.warning("generation %d: env host lost (%s); running part %d again on a new host", generation, error, part)
-
-
-def _add(total: GenerationStats, part: GenerationStats) -> None:
-    total.agent_steps += part.agent_steps
-    total.env_steps += part.env_steps
-    total.episodes += part.episodes

@@ -4,6 +4,9 @@ Genomes travel in chunks, the config once per worker, results one genome at a ti
 that dies mid-chunk costs only the genome it was running). Each genome is evaluated with
 `random` and numpy's global generator seeded from (seed + genome.key), so results do not depend
 on the number of workers or on which worker ran which genome.
+
+The chunks run on a backend with a small interface (share_config, default_chunksize, submit,
+wait, close, terminate): `PoolTasks` (a local spawn pool) or `RayTasks` (a Ray cluster).
 """
 from __future__ import annotations
 
@@ -13,44 +16,18 @@ import math
 import numbers
 import random
 import sys
-import traceback
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from .errors import FitnessError, GenomeEvaluationError, RemoteError, TaskTimeout, WorkerDied
-from .pool import AsyncResult, Pool, check_picklable_function
+from ..errors import FitnessError, GenomeEvaluationError, RemoteError, TaskTimeout, WorkerDied
+from .chunks import Outcome, Status, evaluate_chunk
+from .pool import check_picklable_function
+from .pool_tasks import PoolTasks
 from .serialize import dumps
 
 #: How many times a genome may kill its worker before it counts as failed.
 MAX_WORKER_DEATHS = 2
-
-
-def seed_genome(seed: int | None, key: int) -> None:
-    """Seed `random` and numpy's global generator for one genome (no-op when seed is None)."""
-    if seed is None:
-        return
-    random.seed(seed + key)
-    np.random.seed((seed + key) % 2**32)
-
-
-def _fitness_outcome(value: Any) -> tuple[str, Any]:
-    if isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value):
-        return ("ok", float(value))
-    return ("bad", repr(value)[:200])
-
-
-def evaluate_chunk(eval_function: Callable, config: Any, seed: int | None, genomes: list) -> Iterator[tuple]:
-    """Evaluate `genomes` in order, yielding one outcome per genome: ("ok", fitness),
-    ("bad", repr of a non-number) or ("raised", traceback text)."""
-    for genome in genomes:
-        seed_genome(seed, genome.key)
-        try:
-            value = eval_function(genome, config)
-        except Exception:
-            yield ("raised", traceback.format_exc())
-            continue
-        yield _fitness_outcome(value)
 
 
 class ParallelEvaluator:
@@ -97,41 +74,36 @@ class ParallelEvaluator:
         self.failure_fitness = failure_fitness
         self.progress = progress
         self.chunksize = chunksize
-        self._config_digest: bytes | None = None
-        self._config_ref = None
-        self._local_init = (initializer, tuple(initargs))
-        self.pool: Pool | None = None
-        self.ray = None
+        self.tasks = None  # the backend; None when serial (num_workers=0) or closed
         if backend == "ray":
-            self.ray = _ray_tasks(num_workers, eval_function, address, initializer, initargs, timeout,
-                                  maxtasksperchild, tuple(clear_globals))
+            self.tasks = _ray_tasks(num_workers, eval_function, address, initializer, initargs, timeout,
+                                    maxtasksperchild, tuple(clear_globals))
         elif backend != "local":
             raise ValueError(f"backend must be 'local' or 'ray', got {backend!r}")
         elif num_workers > 0:
-            self.pool = Pool(num_workers, initializer, initargs, maxtasksperchild, clear_globals=clear_globals)
+            self.tasks = PoolTasks(num_workers, eval_function, timeout, initializer, tuple(initargs),
+                                   maxtasksperchild, clear_globals)
         elif initializer is not None:
             initializer(*initargs)
 
     # ------------------------------------------------------------ lifecycle
 
+    @property
+    def pids(self) -> list[int]:
+        """PIDs of the live local worker processes (empty for Ray, serial or closed)."""
+        return list(getattr(self.tasks, "pids", []))
+
     def close(self) -> None:
         """Stop the workers (waits for running genomes)."""
-        if self.pool is not None:
-            self.pool.close()
-            self.pool = None
-        self._close_ray()
+        tasks, self.tasks = self.tasks, None
+        if tasks is not None:
+            tasks.close()
 
     def terminate(self) -> None:
         """Stop the workers now."""
-        if self.pool is not None:
-            self.pool.terminate()
-            self.pool = None
-        self._close_ray()
-
-    def _close_ray(self) -> None:
-        ray, self.ray = self.ray, None
-        if ray is not None:
-            ray.close()
+        tasks, self.tasks = self.tasks, None
+        if tasks is not None:
+            tasks.terminate()
 
     def __enter__(self) -> "ParallelEvaluator":
         return self
@@ -140,9 +112,8 @@ class ParallelEvaluator:
         self.terminate() if exc_type is not None else self.close()
 
     def __del__(self) -> None:
-        pool = getattr(self, "pool", None)
-        if pool is not None:
-            pool.terminate()
+        if getattr(self, "tasks", None) is not None:
+            self.terminate()
 
     # ------------------------------------------------------------ evaluation
 
@@ -154,7 +125,7 @@ class ParallelEvaluator:
         if self.num_workers == 0:
             self._evaluate_serial(pairs, config)
             return
-        if self.pool is None and self.ray is None:
+        if self.tasks is None:
             raise ValueError("this ParallelEvaluator is closed")
         try:
             self._evaluate_pool(pairs, config)
@@ -175,17 +146,18 @@ class ParallelEvaluator:
             np.random.set_state(saved[1])
 
     def _evaluate_pool(self, pairs: list, config: Any) -> None:
-        config_ref = self._share_config(config)
+        payload = dumps(config)
+        config_ref = self.tasks.share_config(payload, hashlib.blake2b(payload, digest_size=16).digest())
         genomes = [g for _, g in pairs]
-        size = self.chunksize or self._default_chunksize(len(genomes))
-        jobs: dict[AsyncResult, list] = {}
+        size = self.chunksize or self.tasks.default_chunksize(len(genomes))
+        jobs: dict = {}
         for start in range(0, len(genomes), size):
             chunk = genomes[start:start + size]
             jobs[self._submit(config_ref, chunk)] = chunk
         deaths: dict[int, int] = {}
-        with _Progress(len(genomes), self.progress) as bar:
+        with ProgressBar(len(genomes), self.progress) as bar:
             while jobs:
-                done = self._wait(jobs)
+                done = self.tasks.wait(jobs, timeout=0.25)
                 bar.update(sum(len(r.partial) for r in jobs) + bar.finished)
                 for result in done:
                     chunk = jobs.pop(result)
@@ -193,37 +165,10 @@ class ParallelEvaluator:
                     for rest in self._settle(result, chunk, deaths):
                         jobs[self._submit(config_ref, rest)] = rest
 
-    def _default_chunksize(self, count: int) -> int:
-        # Ray returns a chunk's results only at its end, so a timeout is exact only per genome.
-        if self.ray is not None and self.timeout is not None:
-            return 1
-        return max(1, math.ceil(count / (4 * self.num_workers)))
-
     def _submit(self, config_ref, chunk: list):
-        if self.ray is not None:
-            return self.ray.submit(config_ref, self.seed, chunk)
-        return self.pool.apply_async(evaluate_chunk, (self.eval_function, config_ref, self.seed, chunk),
-                                     timeout=self.timeout)
+        return self.tasks.submit(config_ref, self.seed, chunk)
 
-    def _wait(self, jobs: dict) -> list:
-        if self.ray is not None:
-            return self.ray.wait(jobs, timeout=0.25)
-        return self.pool.wait(jobs, timeout=0.25, return_when_any=True)
-
-    def _share_config(self, config: Any):
-        """Install the config in the workers once, and again only when its pickled bytes change."""
-        payload = dumps(config)
-        digest = hashlib.blake2b(payload, digest_size=16).digest()
-        if self.ray is not None:
-            return self.ray.put_config(digest, payload)
-        if digest != self._config_digest:
-            if self._config_ref is not None:
-                self.pool.unshare(self._config_ref)
-            self._config_ref = self.pool.share(config, pickled=payload)
-            self._config_digest = digest
-        return self._config_ref
-
-    def _settle(self, result: AsyncResult, chunk: list, deaths: dict) -> list[list]:
+    def _settle(self, result, chunk: list, deaths: dict) -> list[list]:
         """Apply a finished task's outcomes; return the chunks of genomes that must run again."""
         for genome, outcome in zip(chunk, result.partial):
             self._apply(genome, outcome)
@@ -248,14 +193,14 @@ class ParallelEvaluator:
             raise GenomeEvaluationError(f"evaluating genome {culprit.key} failed in the worker: {error}") from error
         raise error
 
-    def _apply(self, genome: Any, outcome: tuple) -> None:
-        status, value = outcome
-        if status == "ok":
-            genome.fitness = value
-        elif status == "bad":
-            raise FitnessError(_bad_fitness_message(genome.key, value))
+    def _apply(self, genome: Any, outcome: Outcome) -> None:
+        if outcome.status is Status.OK:
+            genome.fitness = outcome.value
+        elif outcome.status is Status.BAD:
+            raise FitnessError(_bad_fitness_message(genome.key, outcome.value))
         else:
-            self._fail(genome, f"raised an exception:\n{value}{self._population_level_hint(value)}", None)
+            self._fail(genome, f"raised an exception:\n{outcome.value}{self._population_level_hint(outcome.value)}",
+                       None)
 
     def _population_level_hint(self, traceback_text: str) -> str:
         """Name the likely cause when a population-level eval_genomes was passed by mistake."""
@@ -284,7 +229,7 @@ def _ray_tasks(num_workers: int, eval_function: Callable, address: str | None, i
     if maxtasksperchild is not None or clear_globals:
         raise ValueError("maxtasksperchild and clear_globals apply to local spawn workers; with backend='ray' "
                          "workers do not re-run your script (functions travel by value): leave them unset")
-    from .ray_backend import RayTasks
+    from .ray_tasks import RayTasks
     return RayTasks(num_workers, eval_function, address, initializer, initargs, timeout)
 
 
@@ -299,8 +244,8 @@ def _bad_fitness_message(key: int, shown: str) -> str:
     return f"eval_function returned {shown} for genome {key}, not a finite number: {cause}"
 
 
-class _Progress:
-    """A tqdm bar on stderr when wanted (default: only on a terminal)."""
+class ProgressBar:
+    """A tqdm bar of genomes on stderr when wanted (default: only on a terminal)."""
 
     def __init__(self, total: int, wanted: bool | None):
         self.finished = 0
@@ -315,7 +260,7 @@ class _Progress:
             self._bar.n = count
             self._bar.refresh()
 
-    def __enter__(self) -> "_Progress":
+    def __enter__(self) -> "ProgressBar":
         return self
 
     def __exit__(self, *exc) -> None:

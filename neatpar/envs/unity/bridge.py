@@ -1,30 +1,16 @@
-"""The bridge: the one UnityEnvironment of a run, owned by the main process alone.
+"""The bridge: the one UnityEnvironment of a run, owned by the process that created it.
 
 `SimulatorBridge` creates the environment lazily (nothing connects until the first episode needs
-it), refuses to be pickled and to be created in a child process, and talks to the game through
-`LocalCommunicator`: a gRPC server bound to 127.0.0.1 only (the stock one listens on every
-interface) that hands messages between the gRPC thread and the main thread through in-process
-queues instead of a pickling Pipe, with the stock timeout and dead-process detection.
+it), refuses to be pickled and to be created in a child process (unless an env host that owns
+its own simulator asks), and talks to the game through neatpar's `LocalCommunicator`
+(communicator.py).
 """
 from __future__ import annotations
 
 import atexit
 import multiprocessing
 import os
-import queue
-import socket
-from concurrent.futures import ThreadPoolExecutor
-from typing import Optional
 
-import grpc
-from mlagents_envs.communicator import Communicator, PollCallback
-from mlagents_envs.communicator_objects.unity_input_pb2 import UnityInputProto
-from mlagents_envs.communicator_objects.unity_message_pb2 import UnityMessageProto
-from mlagents_envs.communicator_objects.unity_output_pb2 import UnityOutputProto
-from mlagents_envs.communicator_objects.unity_to_external_pb2_grpc import (
-    UnityToExternalProtoServicer,
-    add_UnityToExternalProtoServicer_to_server,
-)
 from mlagents_envs.environment import UnityEnvironment
 from mlagents_envs.exception import (
     UnityEnvironmentException,
@@ -35,112 +21,12 @@ from mlagents_envs.side_channel.engine_configuration_channel import EngineConfig
 from mlagents_envs.side_channel.environment_parameters_channel import EnvironmentParametersChannel
 from mlagents_envs.side_channel.stats_side_channel import StatsSideChannel
 
-from .errors import ConfigError, LiveHandleError, NeatparError
+from ...errors import ConfigError, LiveHandleError, SimulatorError
+from ...parallel.handles import install_exit_guard
+from .communicator import BASE_PORT, LocalCommunicator, port_free
 
-LISTEN_HOST = "127.0.0.1"
-BASE_PORT = 5005
 EDITOR_PORT = 5004
 PORT_TRIES = 64
-
-
-class SimulatorError(NeatparError, RuntimeError):
-    """The simulator could not be started or stopped answering."""
-
-
-class _Servicer(UnityToExternalProtoServicer):
-    """Runs on gRPC's thread: hands each request to the main thread and waits for its reply."""
-
-    def __init__(self):
-        self.requests: queue.Queue = queue.Queue()
-        self.replies: queue.Queue = queue.Queue()
-
-    def Initialize(self, request, context):
-        return self.Exchange(request, context)
-
-    def Exchange(self, request, context):
-        self.requests.put(request)
-        return self.replies.get()
-
-
-class LocalCommunicator(Communicator):
-    """mlagents-envs' Communicator on a loopback-only gRPC server with in-process hand-over."""
-
-    def __init__(self, worker_id: int = 0, base_port: int = BASE_PORT, timeout_wait: int = 60):
-        super().__init__(worker_id, base_port)
-        self.port = base_port + worker_id
-        self.worker_id = worker_id
-        self.timeout_wait = timeout_wait
-        self.is_open = False
-        self._check_port()
-        self.servicer = _Servicer()
-        self.server = grpc.server(ThreadPoolExecutor(max_workers=2), options=[
-            ("grpc.so_reuseport", 0), ("grpc.max_receive_message_length", -1),
-            ("grpc.max_send_message_length", -1)])
-        add_UnityToExternalProtoServicer_to_server(self.servicer, self.server)
-        try:
-            bound = self.server.add_insecure_port(f"{LISTEN_HOST}:{self.port}")
-        except RuntimeError:
-            bound = 0
-        if bound != self.port:
-            self.server.stop(None)
-            raise UnityWorkerInUseException(worker_id)
-        self.server.start()
-        self.is_open = True
-
-    def _check_port(self) -> None:
-        if not _port_free(self.port):
-            raise UnityWorkerInUseException(self.worker_id)
-
-    def _receive(self, poll_callback: Optional[PollCallback]) -> UnityMessageProto:
-        """The next message from the game, polling the game process while waiting."""
-        step = max(0.05, min(1.0, self.timeout_wait / 10))
-        waited = 0.0
-        while waited < self.timeout_wait:
-            try:
-                return self.servicer.requests.get(timeout=step)
-            except queue.Empty:
-                waited += step
-                if poll_callback is not None:
-                    poll_callback()
-        raise UnityTimeOutException(
-            f"the environment sent nothing for {self.timeout_wait:g} s: check that it runs headless "
-            f"(no user interaction), that its Behavior Type is Default, and that it uses ML-Agents "
-            f"communication API 1.x")
-
-    def _reply(self, inputs: UnityInputProto, status: int = 200) -> None:
-        message = UnityMessageProto()
-        message.header.status = status
-        if inputs is not None:
-            message.unity_input.CopyFrom(inputs)
-        self.servicer.replies.put(message)
-
-    def initialize(self, inputs: UnityInputProto, poll_callback: Optional[PollCallback] = None) -> UnityOutputProto:
-        first = self._receive(poll_callback).unity_output
-        self._reply(inputs)
-        self._receive(poll_callback)  # the game's second, empty message; answered by the first reset
-        return first
-
-    def exchange(self, inputs: UnityInputProto, poll_callback: Optional[PollCallback] = None) -> Optional[UnityOutputProto]:
-        self._reply(inputs)
-        output = self._receive(poll_callback)
-        if output.header.status != 200:
-            return None
-        return output.unity_output
-
-    def close(self) -> None:
-        if self.is_open:
-            self.is_open = False
-            self._reply(None, status=400)
-            self.server.stop(grace=1.0)
-
-
-def _port_free(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        try:
-            probe.bind((LISTEN_HOST, port))
-            return True
-        except OSError:
-            return False
 
 
 class _BridgeEnvironment(UnityEnvironment):
@@ -236,6 +122,7 @@ class SimulatorBridge:
             self.parameters.set_float_parameter(key, float(value))
 
     def _launch(self) -> UnityEnvironment:
+        install_exit_guard()
         if self.log_folder:
             os.makedirs(self.log_folder, exist_ok=True)
         self.engine.set_configuration_parameters(time_scale=self.time_scale)
@@ -243,7 +130,7 @@ class SimulatorBridge:
             self.parameters.set_float_parameter(key, float(value))
         tries = 1 if self.build is None else PORT_TRIES
         for worker_id in range(self.worker_id, self.worker_id + tries):
-            if self.build is not None and not _port_free(BASE_PORT + worker_id):
+            if self.build is not None and not port_free(BASE_PORT + worker_id):
                 continue  # checked first: cheaper than a failed UnityEnvironment()
             try:
                 env = _BridgeEnvironment(
@@ -278,8 +165,8 @@ class SimulatorBridge:
 
     @property
     def process_pid(self) -> int | None:
-        process = getattr(self._env, "_process", None)
-        return process.pid if process is not None else None
+        """PID of the game process of the latest launch, while it is known."""
+        return self._process.pid if self._process is not None else None
 
     def close(self) -> None:
         """Close the environment (the game quits on the 400 status); kill it if it lingers."""

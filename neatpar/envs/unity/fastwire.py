@@ -22,6 +22,8 @@ import sys
 import threading
 import types
 
+from ...errors import FastWireError
+
 PACKAGE = "mlagents_envs.communicator_objects"
 EXPECTED_VERSION = "0.28.0"
 MODULES = (
@@ -36,10 +38,6 @@ _SERIALIZED = re.compile(r"serialized_pb=_b\(('(?:[^'\\]|\\.)*')\)", re.S)
 _ALIAS = re.compile(r"^from mlagents_envs\.communicator_objects import (\w+) as (\w+)$", re.M)
 _lock = threading.Lock()
 _built: dict[str, types.ModuleType] = {}
-
-
-class FastWireError(ImportError):
-    """The fast wire cannot be put in effect; the message says why and what to do."""
 
 
 def source_folder() -> str:
@@ -168,3 +166,20 @@ def backend() -> str:
     """protobuf's backend in this process: 'upb', 'cpp' or 'python'."""
     from google.protobuf.internal import api_implementation
     return api_implementation.Type()
+
+
+def armed() -> bool:
+    """True when the start-up hook's finder is in place (or the messages are already rebuilt)."""
+    return in_effect() or any(type(f).__name__ == "_FastWireFinder" for f in sys.meta_path)
+
+
+def require_armed() -> None:
+    """Refuse to go on without the fast wire, unless it was turned off on purpose: without it,
+    mlagents-envs' old message modules fail on modern protobuf with an obscure TypeError."""
+    if armed() or os.environ.get("NEATPAR_FASTWIRE", "1") == "0" or f"{PACKAGE}.unity_message_pb2" in sys.modules:
+        return
+    raise FastWireError(
+        "neatpar's fast wire is off: its start-up hook (neatpar-fastwire.pth in site-packages) is not installed "
+        "in this environment, so mlagents-envs cannot load its messages on protobuf 6; reinstall neatpar "
+        "(pip install neatpar, or pip install -e . with setuptools 65 to 84), or set NEATPAR_FASTWIRE=0 with "
+        "protobuf's pure-Python backend (PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION=python, much slower)")

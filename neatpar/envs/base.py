@@ -1,0 +1,81 @@
+"""What the episode runner needs from an environment, whatever its kind (Unity, Gymnasium).
+
+The runner sees agents grouped by behavior. Each step it polls the environment for what every
+behavior's agents report (`Batch`: who asks for a decision with which observations and rewards,
+whose episode ended), hands back network outputs for the agents that asked, and steps on. A
+behavior's `Layout` (its observation and action sizes) is known from its first report on; which
+actions the outputs become (clipping, masks, bounds) is the environment's business.
+
+    runner                                   environment
+      reset(seed) ------------------------->  every agent starts an episode
+      poll() <----------------------------  {behavior: Batch} of the behaviors that reported
+      act(behavior, outputs) ------------->  outputs -> actions of the agents that asked
+      step() ------------------------------>  the actions take effect
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Protocol
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What a behavior observes and does: one entry per sensor (its flattened size), continuous
+    actions, and the sizes of its discrete action branches."""
+    observation_sizes: tuple[int, ...]
+    continuous: int
+    branches: tuple[int, ...] = ()
+
+    @property
+    def inputs(self) -> int:
+        return sum(self.observation_sizes)
+
+    @property
+    def outputs(self) -> int:
+        return self.continuous + sum(self.branches)
+
+    def describe_actions(self) -> str:
+        return f"{self.continuous} continuous, discrete branches {self.branches}"
+
+
+@dataclass(frozen=True)
+class Batch:
+    """One behavior's report for one step. Rewards are float64 sums of reward and group reward,
+    earned since the agent's previous report."""
+    decision_ids: np.ndarray        # int: agents that ask for a decision now
+    observations: np.ndarray        # (len(decision_ids), inputs) float: their sensors, flattened, in order
+    decision_rewards: np.ndarray    # float64 per deciding agent
+    terminal_ids: np.ndarray        # int: agents whose episode ended (they may also ask for a decision)
+    terminal_rewards: np.ndarray    # float64 per ended agent
+    interrupted: np.ndarray         # bool per ended agent: cut by a step limit, not by the task
+
+
+class Environment(Protocol):
+    """The environment side of the runner (see the module docstring)."""
+
+    def reset(self, seed: int | None) -> None:
+        """Restart every agent's episode (no terminal reports); `seed` makes the episodes repeat."""
+
+    def poll(self) -> Mapping[str, Batch]:
+        """This step's reports, for every behavior that has reported at least once so far."""
+
+    def layout(self, behavior: str) -> Layout:
+        """The layout of a behavior that has reported."""
+
+    def act(self, behavior: str, outputs: np.ndarray) -> None:
+        """Network outputs (one row per deciding agent, in poll order) become the agents' actions."""
+
+    def step(self) -> None:
+        """Advance to the next step (agents of unlisted behaviors get neutral actions)."""
+
+    def close(self) -> None:
+        """Release the environment (a later reset starts it again)."""
+
+    def kill(self) -> None:
+        """Stop at once, from a signal handler or a dying process (no clean shutdown needed)."""
+
+    @property
+    def process_pid(self) -> int | None:
+        """PID of the environment's own process while one runs (a game), else None."""

@@ -1,0 +1,134 @@
+"""A Unity game as the runner's Environment (envs/base.py), through mlagents-envs' UnityEnvironment.
+
+The game decides when a behavior first reports (its BehaviorSpec arrives with its first agent's
+first decision request or terminal step, whenever that is) and which agents report each step
+(decision periods, turns, agents spawned and destroyed). Network outputs become actions with
+neatpar's policy: continuous outputs clipped to [-1, 1]; for each discrete branch, the highest
+output among the actions the agent's mask allows. Behaviors the runner does not drive get
+mlagents-envs' empty action (zeros). A game that dies or stops answering raises SimulatorError.
+"""
+from __future__ import annotations
+
+from typing import Mapping
+
+import numpy as np
+from mlagents_envs.base_env import ActionTuple, DimensionProperty
+from mlagents_envs.exception import (
+    UnityCommunicatorStoppedException,
+    UnityEnvironmentException,
+    UnityTimeOutException,
+)
+
+from ...errors import EnvironmentMismatch, SimulatorError
+from ..base import Batch, Layout
+from .bridge import SimulatorBridge
+
+# What a game that dies or stops answering raises inside mlagents-envs.
+_FAILURES = (UnityEnvironmentException, UnityCommunicatorStoppedException, UnityTimeOutException)
+
+
+class UnityAdapter:
+    """The game behind a SimulatorBridge, as an Environment (launched by the first reset)."""
+
+    def __init__(self, bridge: SimulatorBridge):
+        self.bridge = bridge
+        self._masks: dict[str, list | None] = {}
+        self._layouts: dict[str, Layout] = {}
+
+    def reset(self, seed: int | None) -> None:
+        if seed is not None:
+            self.bridge.set_parameter("seed", float(seed))
+        env = self.bridge.env  # launched on first use, and again after a failure
+        self._masks.clear()
+        _failing_as_simulator_error(env.reset)
+
+    def poll(self) -> Mapping[str, Batch]:
+        env = self.bridge.env
+        batches = {}
+        for behavior in list(env.behavior_specs):
+            decision, terminal = env.get_steps(behavior)
+            self._masks[behavior] = decision.action_mask
+            batches[behavior] = Batch(
+                decision_ids=decision.agent_id, observations=_flat(decision.obs, len(decision)),
+                decision_rewards=(decision.reward + decision.group_reward).astype(np.float64),
+                terminal_ids=terminal.agent_id,
+                terminal_rewards=(terminal.reward + terminal.group_reward).astype(np.float64),
+                interrupted=terminal.interrupted)
+        return batches
+
+    def layout(self, behavior: str) -> Layout:
+        layout = self._layouts.get(behavior)
+        if layout is None:
+            layout = self._layouts[behavior] = layout_of(behavior, self.bridge.env.behavior_specs[behavior])
+        return layout
+
+    def act(self, behavior: str, outputs: np.ndarray) -> None:
+        if len(outputs):
+            actions = outputs_to_actions(self.layout(behavior), outputs, self._masks.get(behavior))
+            self.bridge.env.set_actions(behavior, actions)
+
+    def step(self) -> None:
+        _failing_as_simulator_error(self.bridge.env.step)
+
+    def close(self) -> None:
+        self._layouts.clear()
+        self.bridge.close()
+
+    def kill(self) -> None:
+        """Stop the game now, without the closing handshake (signal handlers, lost hosts)."""
+        self.bridge.kill()
+
+    @property
+    def process_pid(self) -> int | None:
+        return self.bridge.process_pid
+
+
+def _failing_as_simulator_error(call) -> None:
+    try:
+        call()
+    except _FAILURES as error:
+        raise SimulatorError(" ".join(str(error).split()) or type(error).__name__) from error
+
+
+def _flat(observations: list, n: int) -> np.ndarray:
+    """The sensors' observations of `n` agents side by side, one row per agent."""
+    flat = [o.reshape(n, int(np.prod(o.shape[1:]))) for o in observations]
+    return flat[0] if len(flat) == 1 else np.concatenate(flat, axis=1)
+
+
+def layout_of(behavior: str, spec) -> Layout:
+    """A behavior's Layout from its BehaviorSpec; observations a NEAT network cannot take (images,
+    variable-length or other multi-dimensional sensors) are refused with the reason."""
+    for sensor in spec.observation_specs:
+        shape = tuple(sensor.shape)
+        if len(shape) == 3:
+            raise EnvironmentMismatch(f"behavior {behavior!r} has visual observations {shape} (a camera or "
+                                      f"render-texture sensor): NEAT networks take vector observations only")
+        if len(shape) == 2 and DimensionProperty.VARIABLE_SIZE in tuple(sensor.dimension_property):
+            raise EnvironmentMismatch(f"behavior {behavior!r} has a variable-length observation {shape} (a "
+                                      f"BufferSensor, {shape[0]} entities of {shape[1]} values): NEAT networks "
+                                      f"take fixed vector observations only")
+        if len(shape) != 1:
+            raise EnvironmentMismatch(f"behavior {behavior!r} has a {len(shape)}-dimensional observation {shape} "
+                                      f"(e.g. a grid sensor): NEAT networks take vector observations only")
+    actions = spec.action_spec
+    return Layout(tuple(int(s.shape[0]) for s in spec.observation_specs), int(actions.continuous_size),
+                  tuple(int(b) for b in actions.discrete_branches))
+
+
+def outputs_to_actions(layout: Layout, outputs: np.ndarray, mask) -> ActionTuple:
+    """Continuous outputs clipped to [-1, 1]; per discrete branch, the argmax over allowed actions
+    (a branch whose actions are all forbidden takes action 0)."""
+    c = layout.continuous
+    continuous = np.clip(outputs[:, :c], -1.0, 1.0).astype(np.float32)
+    discrete = np.zeros((len(outputs), len(layout.branches)), dtype=np.int32)
+    start = c
+    for b, size in enumerate(layout.branches):
+        scores = outputs[:, start:start + size].copy()
+        if mask is not None:
+            forbidden = np.asarray(mask[b], dtype=bool)
+            scores[forbidden] = -np.inf
+            scores[forbidden.all(axis=1)] = 0.0
+        discrete[:, b] = np.argmax(scores, axis=1)
+        start += size
+    return ActionTuple(continuous=continuous if c else None, discrete=discrete if layout.branches else None)

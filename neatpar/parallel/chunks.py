@@ -1,0 +1,54 @@
+"""The worker side of ParallelEvaluator: evaluating a chunk of genomes, one outcome per genome.
+
+Runs in spawn workers and in Ray tasks alike. Each genome is evaluated with `random` and numpy's
+global generator seeded from (seed + genome.key), so results do not depend on which worker ran
+which genome, or how many workers there are.
+"""
+from __future__ import annotations
+
+import enum
+import math
+import numbers
+import random
+import traceback
+from typing import Any, Callable, Iterator, NamedTuple
+
+import numpy as np
+
+
+class Status(enum.Enum):
+    OK = "ok"          # value: the fitness
+    BAD = "bad"        # value: repr of what was returned instead of a finite number
+    RAISED = "raised"  # value: the traceback text
+
+
+class Outcome(NamedTuple):
+    """What evaluating one genome gave."""
+    status: Status
+    value: Any
+
+
+def seed_genome(seed: int | None, key: int) -> None:
+    """Seed `random` and numpy's global generator for one genome (no-op when seed is None)."""
+    if seed is None:
+        return
+    random.seed(seed + key)
+    np.random.seed((seed + key) % 2**32)
+
+
+def outcome_of(value: Any) -> Outcome:
+    if isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value):
+        return Outcome(Status.OK, float(value))
+    return Outcome(Status.BAD, repr(value)[:200])
+
+
+def evaluate_chunk(eval_function: Callable, config: Any, seed: int | None, genomes: list) -> Iterator[Outcome]:
+    """Evaluate `genomes` in order, yielding one Outcome per genome."""
+    for genome in genomes:
+        seed_genome(seed, genome.key)
+        try:
+            value = eval_function(genome, config)
+        except Exception:
+            yield Outcome(Status.RAISED, traceback.format_exc())
+            continue
+        yield outcome_of(value)

@@ -1,0 +1,78 @@
+"""Joining or starting a Ray cluster, for both Ray backends (ParallelEvaluator's tasks and env-host
+actors). Ray is an optional extra (`pip install 'neatpar[ray]'`); asking for it without Ray
+installed is a ConfigError that says so. neatpar joins the cluster at `address` (or RAY_ADDRESS),
+or starts a local instance, and shuts down only an instance it started itself.
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import pickle
+import random
+from typing import Any
+
+from ..errors import ConfigError
+
+RAY_PIN = "ray==2.60.0"
+
+
+def require_ray():
+    """The ray module, or a ConfigError that says what to install."""
+    try:
+        import ray
+    except ImportError:
+        raise ConfigError(f"the Ray backend needs Ray, which is not installed: pip install 'neatpar[ray]' "
+                          f"(installs {RAY_PIN})") from None
+    return ray
+
+
+@contextlib.contextmanager
+def _global_random_kept():
+    """ray.init and ray.shutdown draw from the global `random`, which neat-python's reproduction
+    uses: without this, a seeded run would depend on the backend."""
+    saved = random.getstate()
+    try:
+        yield
+    finally:
+        random.setstate(saved)
+
+
+def connect(address: str | None):
+    """Join the Ray cluster at `address` (or RAY_ADDRESS), else start a local instance.
+    Returns (ray, started): `started` is True when this call started the instance."""
+    ray = require_ray()
+    if ray.is_initialized():
+        return ray, False
+    try:
+        with _global_random_kept():
+            ray.init(address=address, include_dashboard=False, logging_level=logging.WARNING,
+                     configure_logging=False)
+    except ConnectionError as exc:
+        raise ConfigError(f"cannot reach the Ray cluster at {address or os.environ.get('RAY_ADDRESS')}: "
+                          f"{' '.join(str(exc).split())[:300]}; start it with `ray start --head` or fix "
+                          f"--address") from None
+    return ray, True
+
+
+def shutdown(ray) -> None:
+    """Stop the Ray instance this process started."""
+    with _global_random_kept():
+        ray.shutdown()
+
+
+_config_read: tuple = (b"", None)
+
+
+def config_from(payload: bytes) -> Any:
+    """The neat config `payload` holds, unpickled once per Ray worker while the bytes stay the same."""
+    global _config_read
+    if payload != _config_read[0]:
+        _config_read = (payload, pickle.loads(payload))
+    return _config_read[1]
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's text (Ray's errors carry whole tracebacks)."""
+    text = str(exc).strip().splitlines()
+    return text[0][:300] if text else type(exc).__name__

@@ -1,0 +1,169 @@
+"""UnityEvaluator: a neat-python fitness callback that plays genomes in a Unity (or simulator)
+environment, either in this process (one simulator) or on env hosts (several simulators, local
+processes or Ray actors).
+"""
+from __future__ import annotations
+
+import copy
+import dataclasses
+from typing import Any
+
+from ..errors import LiveHandleError
+from ..genome_io import load_genome
+from ..settings import Settings, Source, load
+from .environments import check_environment, open_environment
+from .hosts import HostScheduler, HostSetup
+from .local_hosts import LocalHosts
+from .ray_hosts import RayHosts
+from .inference import make_inference
+from .runner import EpisodeRunner, GenerationStats, aggregate
+
+
+class UnityEvaluator:
+    """Evaluates genomes on the agents of an environment; `population.run(ev.evaluate, n)`.
+
+        evaluator = UnityEvaluator("unity_builds/ball", {"Ball3D?team=0": "population"}, max_steps=300)
+        winner = population.run(evaluator.evaluate, 30)
+        evaluator.close()   # or use a with block
+
+    Keyword arguments are the settings of neatpar.settings.Settings (the keys of a config file's
+    [neatpar] section), checked the same way. `UnityEvaluator.from_config(path, **changes)` reads
+    them from a config file, `UnityEvaluator.from_settings(settings)` takes them ready-made.
+
+    The environment is created lazily by the first evaluate(), in this (main) process only, or
+    by env hosts when envs > 1 or backend = ray (then this process never creates one). Simulator
+    logs go to `log_folder`, which may be set until then. `champion` is the best genome seen so far;
+    behaviors with the champion role play against it.
+    """
+
+    def __init__(self, env: str | None, behaviors, *, log_folder: str | None = None, **settings: Any):
+        self._setup(Settings.create({"env": env, "behaviors": behaviors, **settings}), log_folder)
+
+    @classmethod
+    def from_settings(cls, settings: Settings, log_folder: str | None = None) -> "UnityEvaluator":
+        """An evaluator for ready-made settings (e.g. `neatpar.settings.load(path)[1]`)."""
+        evaluator = cls.__new__(cls)
+        evaluator._setup(settings, log_folder)
+        return evaluator
+
+    @classmethod
+    def from_config(cls, path: str, log_folder: str | None = None, **changes: Any) -> "UnityEvaluator":
+        """Settings from the [neatpar] section of a neat-python config file; keyword arguments
+        change them (e.g. `envs=4`)."""
+        _, settings = load(path)
+        return cls.from_settings(settings.with_changes(Source.KEYWORD, **changes), log_folder)
+
+    def _setup(self, settings: Settings, log_folder: str | None) -> None:
+        check_environment(settings)
+        self.settings = settings
+        self.log_folder = log_folder
+        self._environment = None
+        self.files = {r.behavior: load_genome(r.genome_file) for r in settings.behaviors if r.role == "file"}
+        self.champion = None
+        self.generation = 0
+        self.last_stats = GenerationStats()
+        self.episode_returns: dict[int, list[float]] = {}
+        self._runner = None
+        self._inference = None  # created with the first runner, in this (main) process
+        self._hosts = None      # env hosts (envs > 1 or backend = ray), started by the first evaluate
+
+    @property
+    def environment(self):
+        """This process's environment (envs/base.py), created on first use; never with env hosts."""
+        if self._environment is None:
+            self._environment = open_environment(self.settings, self.log_folder)
+        return self._environment
+
+    @property
+    def hosted(self) -> bool:
+        """True when env hosts (processes or Ray actors) own the simulators, not this process."""
+        return self.settings.hosted
+
+    def evaluate(self, genomes: list, config: Any) -> None:
+        """neat-python's fitness callback: sets genome.fitness for every (key, genome) pair."""
+        pairs = list(genomes)
+        objects = [g for _, g in pairs]
+        if self._runner is None or self._runner.neat_config is not config:
+            self.settings.check_neat_config(config)
+            self._runner = self._make_runner(config)
+        returns, self.last_stats = self._runner.evaluate(objects, self.champion, self.files, self.generation)
+        self.episode_returns = {}
+        for (key, genome), episode_returns in zip(pairs, returns):
+            genome.fitness = aggregate(episode_returns, self.settings.fitness)
+            self.episode_returns[key] = episode_returns
+        best = max(objects, key=lambda g: g.fitness)
+        if self.champion is None or best.fitness > self.champion.fitness:
+            self.champion = copy.deepcopy(best)
+        self.generation += 1
+
+    def play(self, genome, config: Any, episodes: int = 1) -> list[float]:
+        """`episodes` episode returns of one genome (the champion role, if any, is the genome itself)."""
+        settings = dataclasses.replace(self.settings, episodes_per_genome=episodes)
+        returns, self.last_stats = EpisodeRunner(self.environment, settings, config).evaluate(
+            [genome], self.champion or genome, self.files, self.generation)
+        return returns[0]
+
+    def _make_runner(self, config: Any):
+        if not self.hosted:
+            return EpisodeRunner(self.environment, self.settings, config, self.inference)
+        if self._hosts is None:
+            self._hosts = start_hosts(self.settings, self.log_folder)
+        return HostScheduler(self._hosts, config)
+
+    @property
+    def hosts_note(self) -> str:
+        if not self.hosted:
+            return "simulator: 1, in the main process"
+        where = "Ray actors" if self.settings.backend == "ray" else "local processes"
+        return f"simulators: {self.settings.envs}, each in its own env host ({where})"
+
+    @property
+    def inference(self):
+        """Where the networks run ([neatpar] inference); its pool starts with the first use."""
+        if self._inference is None:
+            self._inference = make_inference(self.settings.inference, self.settings.workers,
+                                             timeout=self.settings.timeout)
+        return self._inference
+
+    @property
+    def inference_note(self) -> str:
+        """Which inference runs, and for auto why (after the first step)."""
+        reason = getattr(self._inference, "reason", "")
+        if reason:
+            return reason
+        if self.settings.inference == "pool":
+            return f"inference: pool ({self.settings.workers} workers)"
+        return f"inference: {self.settings.inference}"
+
+    def close(self) -> None:
+        try:
+            if self._inference is not None:
+                self._inference.close()
+                self._inference = None
+        finally:
+            hosts, self._hosts = self._hosts, None
+            try:
+                if hosts is not None:
+                    hosts.close()
+            finally:
+                environment, self._environment = self._environment, None
+                if environment is not None:
+                    environment.close()
+
+    def __enter__(self) -> "UnityEvaluator":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __reduce__(self):
+        raise LiveHandleError("a UnityEvaluator cannot be pickled or sent to another process: it owns the "
+                              "simulator connection, which belongs to the process that made it")
+
+
+def start_hosts(settings: Settings, log_folder: str | None):
+    """The env hosts a run asks for: local processes or Ray actors, one simulator each."""
+    setup = HostSetup(settings, log_folder)
+    if settings.backend == "ray":
+        return RayHosts(setup, settings.envs, settings.address)
+    return LocalHosts(setup, settings.envs)

@@ -1,0 +1,147 @@
+"""Env hosts as Ray actors: one actor per simulator, placed anywhere on a Ray cluster.
+
+Each actor owns a HostState (hosts.py), so each simulator connection is created inside the actor
+that uses it, on whichever node runs it. The actor's methods run in threads
+(max_concurrency=2) so that `stop` can kill the simulator, and `progress` be read, while a part is
+running. A dead actor is replaced; a busy actor whose simulator makes no step for the silence
+limit is killed, and its part runs again on a new actor.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections import deque
+from typing import Any
+
+from ..errors import ConfigError, HostLost, NeatparError, RemoteError
+from ..parallel.ray_cluster import config_from, connect, first_line, shutdown
+from .hosts import HostState, silence_limit
+
+STOP_SECONDS = 10.0
+log = logging.getLogger("neatpar")
+
+
+class EnvHostActor:
+    """The body of an env host actor (wrapped by ray.remote in RayHosts)."""
+
+    def __init__(self, setup, index: int):
+        self.state = HostState(setup, index)
+        self.beats = 0  # simulator steps so far; read by `progress` while a part runs
+
+    def evaluate(self, config_bytes: bytes, plan, genomes: list, generation: int, part: int):
+        return self.state.evaluate(config_from(config_bytes), plan, genomes, generation, part, heartbeat=self._beat)
+
+    def _beat(self) -> None:
+        self.beats += 1
+
+    def progress(self) -> int:
+        return self.beats
+
+    def where(self) -> tuple[str, int, int | None]:
+        """(node address, actor PID, simulator PID or None)."""
+        import ray
+        return ray.util.get_node_ip_address(), os.getpid(), self.state.environment.process_pid
+
+    def stop(self, graceful: bool) -> None:
+        """Close the simulator (graceful) or kill it (while a part may be running)."""
+        (self.state.close if graceful else self.state.kill)()
+
+
+class RayHosts:
+    """N env hosts as Ray actors, one simulator each; the scheduler's backend (see hosts.py)."""
+
+    def __init__(self, setup, count: int, address: str | None = None):
+        self.ray, self._started = connect(address)
+        cpus = int(self.ray.cluster_resources().get("CPU", 0))
+        if count > cpus:
+            self._shutdown()
+            raise ConfigError(f"envs = {count} env hosts need a CPU each but the Ray cluster has {cpus}: "
+                              f"lower --envs, or add nodes to the cluster")
+        self._actor_class = self.ray.remote(num_cpus=1, max_restarts=0, max_concurrency=2)(EnvHostActor)
+        self.setup, self.count = setup, count
+        self._actors = [self._new_actor(i) for i in range(count)]
+        self._idle = deque(range(count))
+        self._running: dict = {}  # ObjectRef -> (ticket, actor index)
+        self._refs: tuple = ()
+        self.timeout = silence_limit(setup.settings)
+        self._heard: dict[int, tuple[int, float]] = {}  # busy actor -> (beats, when they last changed)
+        self._next_check = 0.0
+
+    def _new_actor(self, index: int):
+        return self._actor_class.remote(self.setup, index)
+
+    def prepare(self, config_bytes: bytes, plan: Any) -> None:
+        self._refs = (self.ray.put(config_bytes), self.ray.put(plan))
+
+    def submit(self, ticket: Any, genomes: list, generation: int, part: int) -> None:
+        index = self._idle.popleft()
+        ref = self._actors[index].evaluate.remote(*self._refs, genomes, generation, part)
+        self._running[ref] = (ticket, index)
+        self._heard[index] = (-1, time.monotonic())
+
+    def wait(self, timeout: float) -> list[tuple[Any, Any, BaseException | None]]:
+        ray = self.ray
+        ready, _ = ray.wait(list(self._running), num_returns=1, timeout=timeout)
+        self._kill_hung()
+        out = []
+        for ref in ready:
+            ticket, index = self._running.pop(ref)
+            value, error = None, None
+            try:
+                value = ray.get(ref)
+            except ray.exceptions.RayActorError as exc:
+                error = HostLost(f"env host {index} (Ray actor) died: {first_line(exc)}")
+                self._actors[index] = self._new_actor(index)
+            except ray.exceptions.RayTaskError as exc:
+                cause = getattr(exc, "cause", None)
+                error = cause if isinstance(cause, NeatparError) else RemoteError(first_line(exc), str(exc))
+            self._idle.append(index)
+            out.append((ticket, value, error))
+        return out
+
+    def _kill_hung(self) -> None:
+        """Ask each busy actor how many simulator steps it has made (about once a second); one
+        that made none for `timeout` seconds, or does not answer, is killed (its part then fails
+        with RayActorError and runs again on a new actor)."""
+        now = time.monotonic()
+        if now < self._next_check:
+            return
+        self._next_check = now + 1.0
+        busy = {index for _, index in self._running.values()}
+        probes = {self._actors[index].progress.remote(): index for index in busy}
+        ready, _ = self.ray.wait(list(probes), num_returns=len(probes), timeout=2.0)
+        for ref in ready:
+            index = probes[ref]
+            try:
+                beats = self.ray.get(ref)
+            except self.ray.exceptions.RayActorError:
+                continue  # died: its part reports that
+            if beats != self._heard[index][0]:
+                self._heard[index] = (beats, now)
+        for index in busy:
+            if now - self._heard[index][1] > self.timeout:
+                log.warning("env host %d (Ray actor) made no progress for %.0f s; replacing it", index, self.timeout)
+                self.ray.kill(self._actors[index])
+                self._heard[index] = (-1, float("inf"))
+
+    def actor_locations(self) -> list[tuple[str, int, int | None]]:
+        """(node, actor PID, simulator PID) of each host."""
+        return self.ray.get([actor.where.remote() for actor in self._actors], timeout=STOP_SECONDS)
+
+    def close(self) -> None:
+        """Close each simulator (killed if a part is running), then end the actors."""
+        ray, graceful = self.ray, not self._running
+        try:
+            stops = [actor.stop.remote(graceful) for actor in self._actors]
+            ray.wait(stops, num_returns=len(stops), timeout=STOP_SECONDS)
+        finally:
+            for actor in self._actors:
+                ray.kill(actor)
+            self._actors, self._running = [], {}
+            self._shutdown()
+
+    def _shutdown(self) -> None:
+        if self._started:
+            shutdown(self.ray)
+            self._started = False

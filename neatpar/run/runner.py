@@ -1,0 +1,443 @@
+"""The episode runner: plays a generation of genomes on the agents of an environment.
+
+Per step, data moves one way: the reports of every behavior (envs/base.py) -> one batched call of
+the population kernel -> actions. Each configured behavior has a role: its agents are driven by
+the genomes under evaluation (`population`), by the best genome found so far (`champion`, frozen
+for the generation) or by a genome loaded from a file.
+
+A genome's episode is one of the game's episodes, from the agent's first decision in it:
+- An agent of a population behavior whose episode starts takes the next waiting genome (with a
+  clean recurrent state); with no genome waiting it still acts (driven by the first genome), its
+  rewards ignored.
+- Its return is the sum of the rewards and group rewards that follow its actions. The episode
+  ends when the game ends it (a terminal report), or when the agent has made `max_steps`
+  decisions: then the return is final, and the agent keeps playing its game episode unscored
+  (same genome) until the game ends it; only then does it take the next genome. So no genome
+  ever inherits another's half-played episode.
+- When genomes are waiting but every agent of the population behaviors is playing such an
+  unscored rest, the environment is reset (every agent starts a new episode): a game whose
+  episodes are long or never end still finishes each generation.
+The generation ends when every genome has `episodes_per_genome` episodes.
+
+Behaviors appear when the game first reports them (with their first agent's first decision,
+whenever that is). A configured behavior that has not reported within BEHAVIOR_WAIT_STEPS
+environment steps after a (re)start is an error naming the present ones; a behavior the config
+does not name is warned about once and gets the environment's neutral actions. A generation that
+makes no progress (no decision of a scored agent, no finished episode) for STALL_STEPS
+environment steps stops with an error instead of hanging.
+
+`UnityEvaluator` (evaluator.py) wraps this as a neat-python fitness callback.
+"""
+from __future__ import annotations
+
+import enum
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from ..envs.base import Batch, Environment, Layout
+from ..errors import EnvironmentMismatch, NeatparError, SimulatorError
+from ..nn import FeedForwardPopulation, RecurrentPopulation
+from ..settings import Settings
+from .inference import InProcessInference
+
+log = logging.getLogger("neatpar")
+MAX_SIMULATOR_FAILURES = 3
+BEHAVIOR_WAIT_STEPS = 1000   # environment steps a configured behavior may take to first report
+STALL_STEPS = 1000           # environment steps without progress before a generation stops
+
+AGGREGATES = {"mean": np.mean, "min": np.min, "max": np.max, "median": np.median, "sum": np.sum}
+
+
+class Phase(enum.IntEnum):
+    """Where an agent is, as the runner sees it."""
+    FREE = 0       # its next decision starts an episode: it takes a genome then
+    SCORED = 1     # playing a population genome's episode
+    OVERTIME = 2   # past max_steps: playing the rest of its game episode, unscored
+    FIXED = 3      # driven by a champion or file genome, unscored
+    IDLE = 4       # no genome was left for it: acting, unscored
+
+
+@dataclass
+class GenerationStats:
+    """What a generation (or part of one) cost and saw."""
+    scored_steps: int = 0      # decisions of agents playing a scored episode: the generation's work
+    agent_steps: int = 0       # every decision the networks made (scored, unscored rests, opponents, idle)
+    env_steps: int = 0
+    seconds: float = 0.0
+    episodes: int = 0
+    resets: int = 0            # environment resets the runner made to recycle agents (see above)
+    layouts: dict = field(default_factory=dict)   # behavior -> Layout, of the behaviors that reported
+
+    @property
+    def scored_steps_per_second(self) -> float:
+        return self.scored_steps / self.seconds if self.seconds > 0 else 0.0
+
+    def add(self, other: "GenerationStats") -> None:
+        """Add a part's counts (seconds are the caller's wall time)."""
+        self.scored_steps += other.scored_steps
+        self.agent_steps += other.agent_steps
+        self.env_steps += other.env_steps
+        self.episodes += other.episodes
+        self.resets += other.resets
+        self.layouts.update(other.layouts)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Who drives what in one generation: population genomes are kernel indices 0..count-1;
+    `fixed` maps each champion or file behavior to its genome's kernel index."""
+    count: int
+    fixed: dict
+
+
+class Agents:
+    """Per-agent state in numpy rows (a row is also the agent's recurrent-state row in the kernel).
+    Rows are taken by an agent's first decision and given back when its episode ends."""
+
+    def __init__(self):
+        self.rows: dict[str, dict[int, int]] = {}   # behavior -> agent id -> row
+        self.free: list[int] = []
+        self.phase = np.zeros(0, np.int8)
+        self.genome = np.zeros(0, np.int64)
+        self.ret = np.zeros(0, np.float64)
+        self.decisions = np.zeros(0, np.int64)
+        self.fresh = np.zeros(0, bool)             # its recurrent state must be cleared before it acts
+
+    def clear(self) -> None:
+        self.rows.clear()
+        self.free = list(range(len(self.phase)))[::-1]
+        self.phase[:] = Phase.FREE
+
+    def _grow(self, need: int) -> None:
+        old = len(self.phase)
+        size = max(16, 2 * old, old + need)
+        for name in ("phase", "genome", "ret", "decisions", "fresh"):
+            array = getattr(self, name)
+            grown = np.zeros(size, array.dtype)
+            grown[:old] = array
+            setattr(self, name, grown)
+        self.free.extend(range(size - 1, old - 1, -1))
+
+    def lookup(self, behavior: str, ids: np.ndarray) -> np.ndarray:
+        """Rows of known agents, -1 for unknown ones."""
+        known = self.rows.get(behavior, {})
+        return np.fromiter((known.get(i, -1) for i in ids.tolist()), np.int64, len(ids))
+
+    def take(self, behavior: str, ids: np.ndarray) -> np.ndarray:
+        """Rows of `ids`, taking a FREE row for each agent seen for the first time."""
+        known = self.rows.setdefault(behavior, {})
+        rows = self.lookup(behavior, ids)
+        new = np.flatnonzero(rows < 0)
+        if len(new):
+            if len(new) > len(self.free):
+                self._grow(len(new) - len(self.free))
+            for position in new.tolist():
+                row = self.free.pop()
+                known[int(ids[position])] = row
+                rows[position] = row
+            self.phase[rows[new]] = Phase.FREE
+        return rows
+
+    def release(self, behavior: str, ids: np.ndarray, rows: np.ndarray) -> None:
+        known = self.rows.get(behavior, {})
+        for agent in ids.tolist():
+            known.pop(agent, None)
+        self.phase[rows] = Phase.FREE
+        self.free.extend(rows.tolist())
+
+    def live(self, behaviors) -> np.ndarray:
+        """Rows of the live agents of `behaviors`."""
+        rows = [row for b in behaviors for row in self.rows.get(b, {}).values()]
+        return np.asarray(rows, np.int64)
+
+
+class EpisodeRunner:
+    """Runs generations on an environment (envs/base.py); the networks run on `inference`
+    (inference.py: in this process, on the pool, or whichever is faster)."""
+
+    def __init__(self, environment: Environment, settings: Settings, neat_config: Any, inference=None):
+        self.environment, self.settings, self.neat_config = environment, settings, neat_config
+        self.inference = inference or InProcessInference()
+        self.kernel_type = RecurrentPopulation if settings.network == "recurrent" else FeedForwardPopulation
+        gc = neat_config.genome_config
+        self.num_inputs, self.num_outputs = gc.num_inputs, gc.num_outputs
+        self.roles = {r.behavior: r for r in settings.behaviors}
+        self.heartbeat: Callable[[], None] | None = None  # called once per step (env hosts report progress)
+        self._checked: set[str] = set()
+        self._unlisted: set[str] = set()   # reported behaviors the config does not name
+        self._warned: set[str] = set()
+        self.started_once = False   # the environment has reset successfully at least once
+
+    def evaluate(self, genomes: list, champion=None, files: dict | None = None,
+                 generation: int = 0, part: int = 0) -> tuple[list[list[float]], GenerationStats]:
+        """Episode returns of each genome in `genomes` (genome objects), and the stats.
+
+        `part` numbers the share of a generation this call evaluates (env hosts evaluate a
+        generation in parts); with a seed, the environment is reseeded from (seed, generation,
+        part) so a part's returns do not depend on which host ran it.
+
+        An environment that dies or stops answering mid-generation is restarted (after 0.5, 1 s):
+        episodes already finished are kept, interrupted ones are played again. After
+        MAX_SIMULATOR_FAILURES failures in one generation the run stops with a SimulatorError."""
+        started = time.perf_counter()
+        plan, kernel = self._compile(genomes, champion, files or {})
+        self.inference.install(kernel)
+        returns: list[list[float]] = [[] for _ in genomes]
+        stats = GenerationStats()
+        failures = 0
+        while True:
+            try:
+                self._start(generation, part)
+                Generation(self, plan, returns, stats).play()
+                break
+            except SimulatorError as error:
+                failures += 1
+                self.environment.close()
+                self._checked.clear()
+                if not self.started_once:  # it never started: restarting cannot help
+                    raise
+                if failures >= MAX_SIMULATOR_FAILURES:
+                    raise SimulatorError(
+                        f"the simulator failed {failures} times in generation {generation} (last: "
+                        f"{' '.join(str(error).split())}); checkpoints written so far are intact: fix the "
+                        f"environment and resume") from None
+                log.warning("generation %d: the simulator failed (%s); relaunching it", generation, error)
+                time.sleep(0.5 * 2 ** (failures - 1))
+        stats.seconds = time.perf_counter() - started
+        return returns, stats
+
+    def _start(self, generation: int, part: int) -> None:
+        seed = None
+        if self.settings.seed is not None:
+            seed = (self.settings.seed * 1009 + generation + part * 104729) % 2**24
+        self.environment.reset(seed)
+        self.started_once = True
+
+    def _compile(self, genomes: list, champion, files: dict):
+        networks = list(genomes)
+        fixed = {}
+        for role in self.settings.behaviors:
+            if role.role == "champion":
+                fixed[role.behavior] = len(networks)
+                networks.append(champion if champion is not None else genomes[0])
+            elif role.role == "file":
+                fixed[role.behavior] = len(networks)
+                networks.append(files[role.behavior])
+        return Plan(len(genomes), fixed), self.kernel_type.create(networks, self.neat_config)
+
+    def check_layout(self, behavior: str, layout: Layout) -> None:
+        """A configured behavior's first report: its sizes must fit the genomes."""
+        if layout.inputs != self.num_inputs:
+            raise EnvironmentMismatch(f"behavior {behavior!r} observes {layout.inputs} values but the genomes have "
+                                      f"num_inputs = {self.num_inputs}: set num_inputs = {layout.inputs} (sensor "
+                                      f"sizes {list(layout.observation_sizes)})")
+        if layout.outputs != self.num_outputs:
+            raise EnvironmentMismatch(
+                f"behavior {behavior!r} takes {layout.outputs} action values ({layout.describe_actions()}) but "
+                f"the genomes have num_outputs = {self.num_outputs}: set num_outputs = {layout.outputs}")
+
+    def warn_once(self, key: str, message: str, *args) -> None:
+        if key not in self._warned:
+            self._warned.add(key)
+            log.warning(message, *args)
+
+
+class Generation:
+    """One generation's play on the runner's environment (see the module docstring)."""
+
+    def __init__(self, runner: EpisodeRunner, plan: Plan, returns: list[list[float]], stats: GenerationStats):
+        self.runner, self.plan, self.returns, self.stats = runner, plan, returns, stats
+        self.env = runner.environment
+        self.settings = runner.settings
+        episodes = self.settings.episodes_per_genome
+        # Genomes waiting for an episode, round by round (returns may already hold some episodes).
+        self.queue = [g for round_ in range(episodes) for g in range(plan.count) if len(returns[g]) <= round_]
+        self.next = 0
+        self.remaining = len(self.queue)  # episodes still to finish
+        self.population = [b for b, r in runner.roles.items() if r.role == "population"]
+        self.agents = Agents()
+        self.steps_since_start = 0
+        self.steps_since_progress = 0
+
+    def done(self) -> bool:
+        """Every genome has its episodes."""
+        return self.remaining == 0
+
+    def finished(self) -> bool:
+        """Done, and every configured behavior has reported."""
+        return self.remaining == 0 and len(self.runner._checked) == len(self.runner.roles)
+
+    def play(self) -> None:
+        """Step until every genome has its episodes and every configured behavior has reported
+        at least once (a generation that finishes early waits for a late behavior, within
+        BEHAVIOR_WAIT_STEPS, so that a behavior that never comes is always an error)."""
+        while not self.finished():
+            self._check_behaviors_arrived()
+            if self.steps_since_progress >= STALL_STEPS and not self.done():
+                raise NeatparError(self._stall_message())
+            batches = self.env.poll()
+            deciding = [(b, batch) for b, batch in batches.items() if self._driven(b)]
+            progress = False
+            rows_of = {}
+            for behavior, batch in deciding:
+                progress |= self._end_episodes(behavior, batch)
+                rows_of[behavior], scored_decisions = self._decide(behavior, batch)
+                progress |= scored_decisions
+            self._act(deciding, rows_of)
+            self._warn_unlisted()
+            if self.finished():
+                break
+            self.steps_since_progress = 0 if progress else self.steps_since_progress + 1
+            if self._everyone_in_overtime():
+                self.env.reset(None)
+                self.agents.clear()
+                self.stats.resets += 1
+            else:
+                self.env.step()
+            self.stats.env_steps += 1
+            self.steps_since_start += 1
+            if self.runner.heartbeat is not None:
+                self.runner.heartbeat()
+
+    # ------------------------------------------------------------ one step
+
+    def _driven(self, behavior: str) -> bool:
+        """True for a configured behavior (checked at its first report); unlisted ones are left to
+        the environment's neutral actions, with a warning."""
+        runner = self.runner
+        if behavior not in runner.roles:
+            runner._unlisted.add(behavior)
+            return False
+        if behavior not in runner._checked:
+            layout = self.env.layout(behavior)
+            runner.check_layout(behavior, layout)
+            runner._checked.add(behavior)
+            self.stats.layouts[behavior] = layout
+        return True
+
+    def _end_episodes(self, behavior: str, batch: Batch) -> bool:
+        """Terminal reports: scored episodes end with their last reward; the agents' rows are freed."""
+        if not len(batch.terminal_ids):
+            return False
+        agents = self.agents
+        rows = agents.lookup(behavior, batch.terminal_ids)
+        known = rows >= 0
+        rows, rewards = rows[known], batch.terminal_rewards[known]
+        scored = agents.phase[rows] == Phase.SCORED
+        for row, reward in zip(rows[scored].tolist(), rewards[scored].tolist()):
+            self._record(row, agents.ret[row] + reward)
+        agents.release(behavior, batch.terminal_ids[known], rows)
+        return bool(scored.any())
+
+    def _decide(self, behavior: str, batch: Batch) -> tuple[np.ndarray, bool]:
+        """Decision reports: rewards to scored episodes, max_steps cuts, genomes for agents whose
+        episode starts. Returns the agents' rows and whether a scored agent decided."""
+        agents, max_steps = self.agents, self.settings.max_steps
+        rows = agents.take(behavior, batch.decision_ids)
+        if not len(rows):
+            return rows, False
+        scored = agents.phase[rows] == Phase.SCORED
+        scored_rows = rows[scored]
+        agents.ret[scored_rows] += batch.decision_rewards[scored]
+        cut = scored_rows[agents.decisions[scored_rows] >= max_steps]
+        for row in cut.tolist():
+            self._record(row, agents.ret[row])
+            agents.phase[row] = Phase.OVERTIME
+        if len(cut):
+            self.runner.warn_once(
+                "overtime", "an agent of %r was still in its game episode after max_steps = %d decisions: its "
+                "genome's episode ends there and the agent plays the rest of the game episode unscored before it "
+                "takes the next genome; set max_steps to the game's episode length (in decisions) to waste no "
+                "steps", behavior, max_steps)
+        starting = rows[agents.phase[rows] == Phase.FREE]
+        if len(starting):
+            self._assign(behavior, starting)
+        playing = rows[agents.phase[rows] == Phase.SCORED]
+        agents.decisions[playing] += 1
+        self.stats.scored_steps += len(playing)
+        return rows, bool(len(playing))
+
+    def _assign(self, behavior: str, rows: np.ndarray) -> None:
+        """Agents whose episode starts take a genome: the behavior's fixed one, or the next waiting."""
+        agents = self.agents
+        agents.ret[rows] = 0.0
+        agents.decisions[rows] = 0
+        agents.fresh[rows] = True
+        fixed = self.plan.fixed.get(behavior)
+        if fixed is not None:
+            agents.genome[rows], agents.phase[rows] = fixed, Phase.FIXED
+            return
+        take = min(len(rows), len(self.queue) - self.next)
+        agents.genome[rows[:take]] = self.queue[self.next:self.next + take]
+        agents.phase[rows[:take]] = Phase.SCORED
+        self.next += take
+        agents.genome[rows[take:]], agents.phase[rows[take:]] = 0, Phase.IDLE
+
+    def _record(self, row: int, value: float) -> None:
+        self.returns[int(self.agents.genome[row])].append(float(value))
+        self.stats.episodes += 1
+        self.remaining -= 1
+
+    def _act(self, deciding: list, rows_of: dict) -> None:
+        """One batched kernel call for every deciding agent; outputs back to each behavior."""
+        parts = [(behavior, batch, rows_of[behavior]) for behavior, batch in deciding if len(rows_of[behavior])]
+        if not parts:
+            return
+        agents = self.agents
+        rows = np.concatenate([r for _, _, r in parts])
+        obs = parts[0][1].observations if len(parts) == 1 else np.concatenate([b.observations for _, b, _ in parts])
+        reset = agents.fresh[rows]
+        agents.fresh[rows] = False
+        outputs = self.runner.inference.activate(obs, agents.genome[rows], rows, reset)
+        start = 0
+        for behavior, _, behavior_rows in parts:
+            self.env.act(behavior, outputs[start:start + len(behavior_rows)])
+            start += len(behavior_rows)
+        self.stats.agent_steps += len(rows)
+
+    # ------------------------------------------------------------ guards
+
+    def _everyone_in_overtime(self) -> bool:
+        """Genomes wait, and every live agent of the population behaviors plays an unscored rest."""
+        if self.next >= len(self.queue):
+            return False
+        rows = self.agents.live(self.population)
+        return bool(len(rows)) and bool((self.agents.phase[rows] == Phase.OVERTIME).all())
+
+    def _warn_unlisted(self) -> None:
+        """Once every configured behavior has reported (else the error that lists the present ones
+        says it all), a warning for each behavior the config does not name."""
+        runner = self.runner
+        if runner._unlisted and len(runner._checked) == len(runner.roles):
+            for behavior in sorted(runner._unlisted):
+                runner.warn_once(f"unlisted {behavior}", "behavior %r is in the environment but not in [neatpar] "
+                                 "behaviors: its agents get neutral actions (zeros)", behavior)
+            runner._unlisted.clear()
+
+    def _check_behaviors_arrived(self) -> None:
+        if self.steps_since_start < BEHAVIOR_WAIT_STEPS:
+            return
+        missing = [b for b in self.runner.roles if b not in self.runner._checked]
+        if missing:
+            present = sorted(set(self.env.poll()))
+            raise EnvironmentMismatch(
+                f"behavior {missing[0]!r} is not in the environment: no agent of it asked for a decision in "
+                f"{self.steps_since_start} environment steps; it has {', '.join(repr(p) for p in present) or 'none'}: "
+                f"fix [neatpar] behaviors")
+
+    def _stall_message(self) -> str:
+        waiting = len(self.queue) - self.next
+        rows = self.agents.live(self.population)
+        playing = int((self.agents.phase[rows] == Phase.SCORED).sum()) if len(rows) else 0
+        return (f"no progress in {STALL_STEPS} environment steps: {waiting} genome episodes are waiting and "
+                f"{playing} agents of the population behaviors are in a scored episode, but none of them asked "
+                f"for a decision or ended an episode; check that the game's agents keep requesting decisions "
+                f"(DecisionRequester) and end their episodes")
+
+
+def aggregate(episode_returns: list[float], how: str) -> float:
+    return float(AGGREGATES[how](np.asarray(episode_returns, dtype=np.float64)))

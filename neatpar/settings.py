@@ -1,0 +1,362 @@
+"""neatpar's settings: one model for the `[neatpar]` section, keyword arguments and CLI flags.
+
+Every setting is declared once, as a field of `Settings` with its default, its reader and its
+help text. A reader takes text (config file, command line) or a Python value (keyword argument)
+and returns the checked value, or raises a one-line ConfigError that names the setting the way
+the user wrote it (`[neatpar] max_steps`, `max_steps`, `--max-steps`). Rules between settings are
+checked in `Settings.__post_init__`, so every way of making or changing settings (the config file,
+`Settings(...)`, `dataclasses.replace`, `Settings.with_changes`) goes through the same checks.
+neat-python ignores the `[neatpar]` section, so one file configures both.
+"""
+from __future__ import annotations
+
+import configparser
+import dataclasses
+import difflib
+import enum
+import os
+import shlex
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+import neat
+
+from .errors import ConfigError
+
+ROLES = ("population", "champion")
+FITNESS_AGGREGATES = ("mean", "min", "max", "median", "sum")
+NETWORKS = ("feedforward", "recurrent")
+INFERENCE = ("inprocess", "pool", "auto")
+BACKENDS = ("local", "ray")
+
+
+class Source(enum.Enum):
+    """Where a value came from; decides how an error names the setting."""
+    FILE = "file"
+    KEYWORD = "keyword"
+    FLAG = "flag"
+
+    def label(self, name: str) -> str:
+        if self is Source.FILE:
+            return f"[neatpar] {name}"
+        if self is Source.FLAG:
+            return "--" + name.replace("_", "-")
+        return name
+
+    def shown(self, name: str, value: Any) -> str:
+        """The setting as the user wrote it: `[neatpar] key = text`, `key=value`, `--key text`."""
+        text = value if isinstance(value, str) and self is not Source.KEYWORD else repr(value)
+        if self is Source.FILE:
+            return f"[neatpar] {name} = {text}"
+        if self is Source.FLAG:
+            return f"--{name.replace('_', '-')} {text}"
+        return f"{name}={text}"
+
+
+@dataclass(frozen=True)
+class Where:
+    """How to name a setting in errors, and the folder relative paths are resolved against."""
+    source: Source = Source.KEYWORD
+    base: str = "."
+
+    def fail(self, name: str, value: Any, why: str) -> ConfigError:
+        """'<the setting as written> <why>', e.g. `[neatpar] max_steps = 0 is out of range: ...`."""
+        return ConfigError(f"{self.source.shown(name, value)} {why}")
+
+
+Reader = Callable[[str, Any, Where], Any]
+
+
+@dataclass(frozen=True)
+class BehaviorRole:
+    """Who drives a behavior's agents: the genomes under evaluation, the best genome so far, or a
+    genome saved in a file (`genome_file`)."""
+    behavior: str
+    role: str                     # "population", "champion" or "file"
+    genome_file: str | None = None
+
+
+# ---------------------------------------------------------------- readers (text or Python values)
+
+def integer(low: int, high: int | None = None) -> Reader:
+    def read(name: str, value: Any, where: Where) -> int:
+        number = value
+        if isinstance(value, str):
+            try:
+                number = int(value.strip())
+            except ValueError:
+                raise where.fail(name, value, "is not an integer") from None
+        if isinstance(number, bool) or not isinstance(number, int):
+            raise where.fail(name, value, "is not an integer")
+        if number < low or (high is not None and number > high):
+            bound = f"from {low} to {high}" if high is not None else f"at least {low}"
+            raise where.fail(name, value, f"is out of range: use an integer {bound}")
+        return number
+    return read
+
+
+def number(positive: bool = True) -> Reader:
+    def read(name: str, value: Any, where: Where) -> float:
+        result = value
+        if isinstance(value, str):
+            try:
+                result = float(value.strip())
+            except ValueError:
+                raise where.fail(name, value, "is not a number") from None
+        if isinstance(result, bool) or not isinstance(result, (int, float)):
+            raise where.fail(name, value, "is not a number")
+        if positive and not result > 0:
+            raise where.fail(name, value, "must be greater than 0")
+        return float(result)
+    return read
+
+
+def choice(options: tuple[str, ...]) -> Reader:
+    def read(name: str, value: Any, where: Where) -> str:
+        text = value.strip().lower() if isinstance(value, str) else value
+        if text not in options:
+            raise where.fail(name, value, f"is not one of {', '.join(options)}")
+        return text
+    return read
+
+
+def boolean(name: str, value: Any, where: Where) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = value.strip().lower() if isinstance(value, str) else None
+    if text in ("true", "yes", "1", "on"):
+        return True
+    if text in ("false", "no", "0", "off"):
+        return False
+    raise where.fail(name, value, "is not true or false")
+
+
+def optional(reader: Reader) -> Reader:
+    """`reader`, or None for None or an empty/'none' text."""
+    def read(name: str, value: Any, where: Where):
+        if value is None or (isinstance(value, str) and value.strip().lower() in ("", "none")):
+            return None
+        return reader(name, value, where)
+    return read
+
+
+def arguments(name: str, value: Any, where: Where) -> tuple[str, ...]:
+    if isinstance(value, str):
+        try:
+            return tuple(shlex.split(value))
+        except ValueError as exc:
+            raise where.fail(name, value, f"cannot be split into arguments ({exc})") from None
+    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise where.fail(name, value, "is not arguments: give one string or a list of strings")
+
+
+def environment(name: str, value: Any, where: Where) -> str | None:
+    """A build path (made absolute against the config file's folder) or None for the Editor."""
+    if value is None:
+        return None
+    if not isinstance(value, (str, os.PathLike)) or not str(value).strip():
+        raise where.fail(name, value, "is not a build: give its path (relative to the config file) or 'editor'")
+    text = str(value).strip()
+    if text.lower() == "editor":
+        return None
+    return os.path.normpath(os.path.join(where.base, text))
+
+
+def parameters(name: str, value: Any, where: Where) -> tuple[tuple[str, float], ...]:
+    """`name = number` pairs: text 'a = 1, b = 2', a mapping, or a sequence of pairs."""
+    if isinstance(value, str):
+        pairs = []
+        for item in (part.strip() for part in value.replace("\n", ",").split(",")):
+            if not item:
+                continue
+            key, sep, text = item.partition("=")
+            if not sep or not key.strip():
+                raise where.fail(name, value, f"has {item!r}, which is not 'name = number'")
+            pairs.append((key.strip(), text))
+    elif isinstance(value, Mapping):
+        pairs = list(value.items())
+    elif isinstance(value, (list, tuple)) and all(isinstance(p, (list, tuple)) and len(p) == 2 for p in value):
+        pairs = [tuple(p) for p in value]
+    else:
+        raise where.fail(name, value, "is not 'name = number' pairs")
+    return tuple((str(key), number(positive=False)(f"{name} {key}", v, where)) for key, v in pairs)
+
+
+def behavior_roles(name: str, value: Any, where: Where) -> tuple[BehaviorRole, ...]:
+    """'Name: role, ...' text, a {name: role} mapping, or BehaviorRole records."""
+    if isinstance(value, str):
+        items = [part.strip() for part in value.replace("\n", ",").split(",") if part.strip()]
+        pairs = []
+        for item in items:
+            behavior, sep, role = item.rpartition(":")
+            if not sep or not behavior.strip() or not role.strip():
+                raise where.fail(name, value, f"has {item!r}, which is not 'BehaviorName: role'; roles are "
+                                              f"population, champion or a saved genome file")
+            pairs.append((behavior.strip(), role.strip()))
+    elif isinstance(value, Mapping):
+        pairs = [(str(k), str(v)) for k, v in value.items()]
+    elif isinstance(value, (list, tuple)) and all(isinstance(r, BehaviorRole) for r in value):
+        pairs = [(r.behavior, r.genome_file if r.role == "file" else r.role) for r in value]
+    else:
+        raise where.fail(name, value, "is not 'BehaviorName: role' pairs, e.g. 'Ball3D?team=0: population'")
+    roles = tuple(_role(behavior, role, where) for behavior, role in pairs)
+    if not roles:
+        raise where.fail(name, value, "names no behavior: name at least one, e.g. 'Ball3D?team=0: population'")
+    if not any(r.role == "population" for r in roles):
+        raise where.fail(name, value, "gives no behavior the role 'population', so no genome would ever be "
+                                      "evaluated")
+    names = [r.behavior for r in roles]
+    if len(set(names)) != len(names):
+        raise where.fail(name, value, f"names a behavior twice: {names}")
+    return roles
+
+
+def _role(behavior: str, role: str, where: Where) -> BehaviorRole:
+    if role in ROLES:
+        return BehaviorRole(behavior, role)
+    path = os.path.normpath(os.path.join(where.base, role))
+    return BehaviorRole(behavior, "file", path)
+
+
+def address(name: str, value: Any, where: Where) -> str | None:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if not isinstance(value, str):
+        raise where.fail(name, value, "is not a Ray cluster address: give HOST:PORT")
+    return value.strip()
+
+
+def setting(default: Any, reader: Reader, help: str, flag: bool = False) -> Any:
+    """A settings field: its default, how to read it, and its help (also the CLI flag's, if any)."""
+    metadata = {"reader": reader, "help": help, "flag": flag}
+    if default is dataclasses.MISSING:
+        return field(metadata=metadata)
+    return field(default=default, metadata=metadata)
+
+
+REQUIRED = dataclasses.MISSING
+
+
+# ---------------------------------------------------------------- the model
+
+@dataclass(frozen=True)
+class Settings:
+    """The settings of a run, checked. Paths are absolute."""
+
+    env: str | None = setting(REQUIRED, environment, "build path, relative to the config file, or 'editor'")
+    behaviors: tuple[BehaviorRole, ...] = setting(REQUIRED, behavior_roles,
+                                                  "each behavior's role: population, champion or a genome file")
+    env_args: tuple[str, ...] = setting((), arguments, "extra command-line arguments for the build")
+    max_steps: int = setting(1000, integer(1), "decisions of a population agent after which the runner "
+                                               "ends the genome's episode")
+    episodes_per_genome: int = setting(1, integer(1), "episodes each genome plays per generation")
+    generations: int = setting(50, integer(1), "total generations of a run", flag=True)
+    seed: int | None = setting(None, optional(integer(0, 2**31 - 1)), "seed of the run (the same seed repeats "
+                                                                      "the run)", flag=True)
+    network: str = setting("feedforward", choice(NETWORKS), "feedforward or recurrent networks")
+    fitness: str = setting("mean", choice(FITNESS_AGGREGATES), "aggregate of a genome's episode returns")
+    time_scale: float = setting(20.0, number(), "the engine's time scale")
+    no_graphics: bool = setting(True, boolean, "run the build headless")
+    timeout: float = setting(60.0, number(), "seconds to wait for the build to answer")
+    checkpoint_interval: int = setting(5, integer(1), "checkpoint every K generations")
+    worker_id: int = setting(0, integer(0, 60000), "first worker id tried for the build's port")
+    env_parameters: tuple[tuple[str, float], ...] = setting((), parameters, "'name = number' pairs sent on the "
+                                                                            "EnvironmentParameters side channel")
+    inference: str = setting("inprocess", choice(INFERENCE), "where the networks run: in this process, on a "
+                                                             "spawn pool, or whichever measures faster", flag=True)
+    workers: int = setting(2, integer(1, 256), "pool workers for inference = pool or auto", flag=True)
+    envs: int = setting(1, integer(1, 1024), "simulators, each owned by its own env host (1 = one simulator "
+                                             "in this process)", flag=True)
+    backend: str = setting("local", choice(BACKENDS), "where env hosts run: local processes or Ray actors",
+                           flag=True)
+    address: str | None = setting(None, address, "Ray cluster address HOST:PORT for backend = ray "
+                                                 "(default: a local Ray instance)", flag=True)
+
+    def __post_init__(self):
+        # Direct construction and dataclasses.replace() are read like keyword arguments (reading
+        # is idempotent, so values already read from a file pass unchanged).
+        where = Where(Source.KEYWORD, ".")
+        for f in dataclasses.fields(self):
+            object.__setattr__(self, f.name, f.metadata["reader"](f.name, getattr(self, f.name), where))
+        self._check_rules()
+
+    def _check_rules(self) -> None:
+        """Rules between settings."""
+        if self.hosted and self.env is None:
+            raise ConfigError("env = editor connects to the one Unity Editor: env hosts (envs > 1 or backend = ray) "
+                              "each launch a build; set env to a build path or envs = 1")
+        if self.hosted and self.inference == "pool":
+            raise ConfigError("inference = pool with env hosts: each host runs its networks in its own process; "
+                              "set inference = inprocess (or envs = 1)")
+        if self.address is not None and self.backend != "ray":
+            raise ConfigError(f"address = {self.address} names a Ray cluster: use it with backend = ray "
+                              f"(--backend ray)")
+
+    @property
+    def hosted(self) -> bool:
+        """True when env hosts (processes or Ray actors) own the simulators."""
+        return self.envs > 1 or self.backend == "ray"
+
+    @classmethod
+    def create(cls, values: Mapping[str, Any], source: Source = Source.KEYWORD, base: str = ".") -> "Settings":
+        """Settings from text or Python values; unknown names and missing required ones are errors."""
+        read = _read(values, source, base)
+        missing = [f for f in dataclasses.fields(cls) if f.default is dataclasses.MISSING and f.name not in read]
+        if missing:
+            raise ConfigError(f"{source.label(missing[0].name)} is missing: {missing[0].metadata['help']}")
+        return cls(**read)
+
+    def with_changes(self, source: Source = Source.KEYWORD, base: str = ".", **changes: Any) -> "Settings":
+        """A copy with `changes` read and checked as `create` reads values."""
+        return dataclasses.replace(self, **_read(changes, source, base))
+
+    def check_neat_config(self, neat_config: Any, source: str = "the neat config") -> None:
+        """Rules between these settings and the neat-python config they run with."""
+        if self.network == "feedforward" and not neat_config.genome_config.feed_forward:
+            raise ConfigError(f"{source}: [DefaultGenome] feed_forward = false evolves recurrent genomes; set "
+                              f"[neatpar] network = recurrent")
+
+
+def _read(values: Mapping[str, Any], source: Source, base: str) -> dict:
+    """Each value read by its setting's reader; an unknown name is an error that suggests the close one."""
+    where = Where(source, os.path.abspath(base))
+    known = {f.name: f for f in dataclasses.fields(Settings)}
+    unknown = sorted(set(values) - set(known))
+    if unknown:
+        raise ConfigError(f"{source.label(unknown[0])} is not a setting{_did_you_mean(unknown[0], known)}; "
+                          f"the settings are {', '.join(known)}")
+    return {name: known[name].metadata["reader"](name, value, where) for name, value in values.items()}
+
+
+def flags() -> list[dataclasses.Field]:
+    """The settings that are also command-line flags of `neatpar evolve`."""
+    return [f for f in dataclasses.fields(Settings) if f.metadata["flag"]]
+
+
+def _did_you_mean(name: str, known) -> str:
+    close = difflib.get_close_matches(name, list(known), n=1)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
+def load(path: str) -> tuple[neat.Config, Settings]:
+    """A neat-python config file with a [neatpar] section, checked; errors name the fix."""
+    if not os.path.isfile(path):
+        raise ConfigError(f"config file {path!r} not found: pass the path of a neat-python config "
+                          f"with a [neatpar] section (see configs/)")
+    parser = configparser.ConfigParser()
+    try:
+        parser.read(path)
+    except configparser.Error as exc:
+        raise ConfigError(f"config file {path} cannot be parsed: {' '.join(str(exc).split())}") from None
+    if not parser.has_section("neatpar"):
+        raise ConfigError(f"config file {path} has no [neatpar] section: add one with at least 'env' "
+                          f"and 'behaviors' (see configs/ball.cfg)")
+    settings = Settings.create(dict(parser.items("neatpar")), Source.FILE, os.path.dirname(os.path.abspath(path)))
+    try:
+        config = neat.Config(neat.DefaultGenome, neat.DefaultReproduction, neat.DefaultSpeciesSet,
+                             neat.DefaultStagnation, path)
+    except Exception as exc:  # neat-python's own messages, made one line
+        raise ConfigError(f"neat-python rejects {path}: {' '.join(str(exc).split())}") from None
+    settings.check_neat_config(config, path)
+    return config, settings

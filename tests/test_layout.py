@@ -1,0 +1,144 @@
+"""The package's shape: imports point one way (no cycle, function-level imports included; the
+layers below do not import the layers above), and importing neatpar changes nothing outside it."""
+import ast
+import os
+import subprocess
+import sys
+
+from helpers import ROOT
+
+PACKAGE = os.path.join(ROOT, "neatpar")
+
+
+def module_name(path: str) -> str:
+    relative = os.path.relpath(path, ROOT)[:-3].replace(os.sep, ".")
+    return relative[: -len(".__init__")] if relative.endswith(".__init__") else relative
+
+
+def modules() -> dict[str, str]:
+    """neatpar's modules (the simulator builds, a separate program, included) -> file path; a C
+    extension counts as a module that imports nothing."""
+    found = {}
+    for folder, _, files in os.walk(PACKAGE):
+        for name in files:
+            path = os.path.join(folder, name)
+            if name.endswith(".py"):
+                found[module_name(path)] = path
+            elif name.endswith(".c"):
+                found[module_name(path[:-2] + ".py")] = ""
+    return found
+
+
+def imports(name: str, path: str, known: set[str]) -> set[str]:
+    """The neatpar modules `name` imports anywhere in its file (functions included)."""
+    if not path:
+        return set()
+    package = name if path.endswith("__init__.py") else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(open(path).read(), path)):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
+            # `from package import module` imports the module; `from module import name` the module
+            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names]
+        else:
+            continue
+        for target in targets:
+            while target and target not in known:  # `from x import name` where name is not a module
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                found.add(target)
+    return found
+
+
+def graph() -> dict[str, set[str]]:
+    found = modules()
+    known = set(found)
+    return {name: imports(name, path, known) for name, path in found.items()}
+
+
+def find_cycle(edges: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node):
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(edges.get(node, ())):
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state:
+                cycle = visit(nxt)
+                if cycle:
+                    return cycle
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(edges):
+        if node not in state:
+            cycle = visit(node)
+            if cycle:
+                return cycle
+    return None
+
+
+def test_the_graph_sees_function_level_and_relative_imports():
+    edges = graph()
+    assert "neatpar.run.evaluator" in edges["neatpar"]            # inside __getattr__
+    assert "neatpar.parallel.ray_tasks" in edges["neatpar.parallel.evaluator"]  # inside a function
+    assert "neatpar.errors" in edges["neatpar.envs.unity.bridge"]  # from ...errors import
+
+
+def test_no_import_cycle():
+    cycle = find_cycle(graph())
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_layers_import_downwards_only():
+    """parallel knows nothing of the rest; nn and envs nothing above them; the builds nothing of
+    neatpar but themselves."""
+    allowed = {
+        "neatpar.parallel": ("neatpar.parallel", "neatpar.errors"),
+        "neatpar.nn": ("neatpar.nn", "neatpar.errors", "neatpar.files"),
+        "neatpar.envs": ("neatpar.envs", "neatpar.errors", "neatpar.parallel", "neatpar.nn"),
+        "neatpar.sim": ("neatpar.sim",),
+        "neatpar.errors": (),
+        "neatpar.files": (),
+    }
+    wrong = []
+    for name, targets in graph().items():
+        for layer, permitted in allowed.items():
+            if name == layer or name.startswith(layer + "."):
+                wrong += [f"{name} -> {t}" for t in targets if not any(t == p or t.startswith(p + ".") for p in permitted)]
+    assert not wrong, wrong
+
+
+def test_import_neatpar_patches_nothing():
+    script = (
+        "import multiprocessing.spawn, threading, sys\n"
+        "before = (multiprocessing.spawn.get_preparation_data, list(threading._threading_atexits), list(sys.meta_path))\n"
+        "import neatpar\n"
+        "after = (multiprocessing.spawn.get_preparation_data, list(threading._threading_atexits), list(sys.meta_path))\n"
+        "print(before == after, 'neatpar.run.evaluator' in sys.modules, 'mlagents_envs' in sys.modules)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert result.stdout.split() == ["True", "False", "False"], result.stderr
+
+
+def test_the_first_pool_installs_what_it_needs():
+    script = (
+        "import multiprocessing.spawn, threading\n"
+        "import neatpar\n"
+        "original = multiprocessing.spawn.get_preparation_data\n"
+        "if __name__ == '__main__':\n"
+        "    with neatpar.Pool(1) as pool:\n"
+        "        pass\n"
+        "    print(multiprocessing.spawn.get_preparation_data is not original, len(threading._threading_atexits) > 0)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert result.stdout.split() == ["True", "True"], result.stderr
