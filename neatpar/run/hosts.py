@@ -1,10 +1,17 @@
 """Env hosts: several simulators, each created by and owned by exactly one host process.
 
 With `[neatpar] envs = N` (N >= 2) or the Ray backend, the main process keeps neat-python's loop,
-the reporters and the run folder, and never connects to a simulator. It splits each generation
-into parts and hands them out one at a time to N hosts; a host that finishes early takes the next
-part. Each host creates its own simulator connection lazily (its own port), compiles the part's
-genomes into its own population kernel and returns episode returns and stats.
+the reporters and the run folder, and never connects to a simulator. Each host creates its own
+simulator connection lazily (its own port), compiles a part's genomes into its own population
+kernel and returns episode returns and stats.
+
+Work is cut so that no simulator's agents sit idle while genomes wait: each generation is cut into
+one part per host (contiguous, sizes differing by at most one genome), so every host's agents
+take genomes in turns from its part until the part is done, and the hosts finish together; a
+generation too small to fill more than k hosts' agents (k < N) is cut into k parts, so that no two
+simulators each run a handful of genomes where one could run them all. The agent count (A, fixed
+by the game) is counted once, by one host, before the first generation. Parts are handed out as
+hosts become free; a lost host's part runs again on the next free one.
 
 A host that dies or stops reporting progress is replaced, its simulator is killed by PID, and its
 part runs again from the start: with a seed, a part's simulator seed depends on (generation,
@@ -30,11 +37,10 @@ from ..errors import HostLost, NeatparError
 from ..parallel.serialize import dumps
 from ..settings import Settings
 from .environments import open_environment
-from .runner import EpisodeRunner, GenerationStats
+from .runner import EpisodeRunner, GenerationStats, survey
 
 log = logging.getLogger("neatpar")
 
-PARTS_PER_HOST = 2      # parts per host per generation: enough for a fast host to take more
 HOST_PORT_STRIDE = 4    # host i looks for a free port from worker_id + 4 i (hosts start at once)
 MAX_HOST_LOSSES = 3     # a part whose host is lost this many times stops the run
 
@@ -76,6 +82,10 @@ class HostState:
         returns, stats = self._runner.evaluate(genomes, champion, files, generation, part)
         return returns, stats, self.index
 
+    def survey(self) -> int:
+        """The number of agents of the population behaviors in this host's game."""
+        return survey(self.environment, self.settings)
+
     def kill(self) -> None:
         self.environment.kill()
 
@@ -95,10 +105,14 @@ def process_start_time(pid: int) -> int | None:
 
 # ---------------------------------------------------------------- main side: the scheduler
 
-def split(count: int, hosts: int) -> list[range]:
-    """The parts of a generation of `count` genomes: PARTS_PER_HOST per host, in order."""
-    size = max(1, math.ceil(count / (PARTS_PER_HOST * hosts)))
-    return [range(start, min(count, start + size)) for start in range(0, count, size)]
+def split(count: int, hosts: int, agents: int | None) -> list[range]:
+    """The parts of a generation of `count` genomes, in order: one per host, or as many as it takes
+    to give `count` genomes to hosts of `agents` agents each when that is fewer (agents unknown:
+    one per host); sizes differ by at most one."""
+    parts = hosts if not agents else min(hosts, math.ceil(count / agents))
+    parts = max(1, min(parts, count))
+    bounds = [round(i * count / parts) for i in range(parts + 1)]
+    return [range(bounds[i], bounds[i + 1]) for i in range(parts)]
 
 
 class HostScheduler:
@@ -109,12 +123,13 @@ class HostScheduler:
         self.neat_config = neat_config
         self.lost = 0  # hosts lost (and replaced) so far
         self.ran_on: dict[int, int] = {}  # part -> index of the host that finished it (last generation)
+        self.parts: list[range] = []      # the last generation's parts
 
     def evaluate(self, genomes: list, champion=None, files: dict | None = None,
                  generation: int = 0) -> tuple[list[list[float]], GenerationStats]:
         started = time.perf_counter()
         self.hosts.prepare(dumps(self.neat_config), (champion, files or {}))
-        parts = split(len(genomes), self.hosts.count)
+        parts = self.parts = split(len(genomes), self.hosts.count, self.hosts.agents())
         waiting = deque(range(len(parts)))
         losses = [0] * len(parts)
         returns: list = [None] * len(genomes)

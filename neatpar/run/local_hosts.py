@@ -46,6 +46,11 @@ def _host_part(config, plan, genomes: list, generation: int, part: int):
     return _host.evaluate(config, plan, genomes, generation, part, heartbeat=workers.heartbeat)
 
 
+def _host_survey() -> int:
+    """A pool task in a local env host: its game's population agents."""
+    return _host.survey()
+
+
 class LocalHosts:
     """N env hosts as spawn processes of a neatpar Pool (one simulator each)."""
 
@@ -56,6 +61,21 @@ class LocalHosts:
         self.pool = Pool(count, _host_init, (setup, self._cells))
         self._refs: tuple = ()
         self._running: dict = {}  # AsyncResult -> ticket
+        self._agents: int | None = None
+
+    def agents(self) -> int | None:
+        """The agents of the population behaviors in a host's game, counted once by one host; None
+        when the count failed (its host was lost: it is replaced, and parts follow the default)."""
+        if self._agents is None:
+            result = self.pool.apply_async(_host_survey, timeout=self.timeout)
+            try:
+                self._agents = result.get()
+            except WorkerDied as error:
+                self._kill_simulator(error.worker)
+                self._agents = 0
+            except RemoteError as error:
+                raise error.__cause__ if isinstance(error.__cause__, NeatparError) else error
+        return self._agents or None
 
     def prepare(self, config_bytes: bytes, plan: Any) -> None:
         """The generation's config and (champion, files), sent once to each host that needs them."""

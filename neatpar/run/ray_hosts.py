@@ -32,6 +32,9 @@ class EnvHostActor:
     def evaluate(self, config_bytes: bytes, plan, genomes: list, generation: int, part: int):
         return self.state.evaluate(config_from(config_bytes), plan, genomes, generation, part, heartbeat=self._beat)
 
+    def survey(self) -> int:
+        return self.state.survey()
+
     def _beat(self) -> None:
         self.beats += 1
 
@@ -67,6 +70,23 @@ class RayHosts:
         self.timeout = silence_limit(setup.settings)
         self._heard: dict[int, tuple[int, float]] = {}  # busy actor -> (beats, when they last changed)
         self._next_check = 0.0
+        self._agents: int | None = None
+
+    def agents(self) -> int | None:
+        """The agents of the population behaviors in a host's game, counted once by the first
+        actor; None when the count failed (the actor died or did not answer: it is replaced)."""
+        if self._agents is None:
+            ray = self.ray
+            try:
+                self._agents = ray.get(self._actors[0].survey.remote(), timeout=self.timeout)
+            except (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError):
+                ray.kill(self._actors[0])
+                self._actors[0] = self._new_actor(0)
+                self._agents = 0
+            except ray.exceptions.RayTaskError as exc:
+                cause = getattr(exc, "cause", None)
+                raise cause if isinstance(cause, NeatparError) else RemoteError(first_line(exc), str(exc)) from None
+        return self._agents or None
 
     def _new_actor(self, index: int):
         return self._actor_class.remote(self.setup, index)

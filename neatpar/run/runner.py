@@ -282,9 +282,12 @@ class Generation:
             batches = self.env.poll()
             deciding = [(b, batch) for b, batch in batches.items() if self._driven(b)]
             progress = False
-            rows_of = {}
             for behavior, batch in deciding:
                 progress |= self._end_episodes(behavior, batch)
+            if self.finished():
+                break
+            rows_of = {}
+            for behavior, batch in deciding:
                 rows_of[behavior], scored_decisions = self._decide(behavior, batch)
                 progress |= scored_decisions
             self._act(deciding, rows_of)
@@ -437,6 +440,32 @@ class Generation:
                 f"{playing} agents of the population behaviors are in a scored episode, but none of them asked "
                 f"for a decision or ended an episode; check that the game's agents keep requesting decisions "
                 f"(DecisionRequester) and end their episodes")
+
+
+SURVEY_STEPS = 20   # a Unity DecisionRequester's period is at most 20 academy steps
+
+
+def survey(environment: Environment, settings: Settings) -> int:
+    """How many agents the population behaviors have at once: reset, then step with neutral
+    actions for SURVEY_STEPS steps (longer while a configured behavior has not reported, up to
+    BEHAVIOR_WAIT_STEPS), counting the agents that asked for a decision and are still there.
+    Env hosts size the parts of a generation by it."""
+    population = {r.behavior for r in settings.behaviors if r.role == "population"}
+    configured = {r.behavior for r in settings.behaviors}
+    environment.reset(None)
+    live: set[tuple[str, int]] = set()
+    reported: set[str] = set()
+    for step in range(BEHAVIOR_WAIT_STEPS):
+        batches = environment.poll()
+        reported.update(batches)
+        for behavior in population & set(batches):
+            batch = batches[behavior]
+            live.difference_update((behavior, int(i)) for i in batch.terminal_ids)
+            live.update((behavior, int(i)) for i in batch.decision_ids)
+        if step + 1 >= SURVEY_STEPS and configured <= reported:
+            break
+        environment.step()
+    return len(live)
 
 
 def aggregate(episode_returns: list[float], how: str) -> float:
