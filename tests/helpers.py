@@ -170,6 +170,22 @@ def make_config(directory, name="neat.cfg", **options):
                        neat.DefaultStagnation, write_config(directory, name, **options))
 
 
+def hand_genome(config, nodes: dict, links: list, key: int = 1):
+    """A genome written by hand: nodes {key: (activation, aggregation, bias, response)}, links
+    [(source, target, weight, enabled)] in connection order."""
+    from neat.genes import DefaultConnectionGene, DefaultNodeGene
+    genome = config.genome_type(key)
+    for n, (act, agg, bias, response) in nodes.items():
+        gene = DefaultNodeGene(n)
+        gene.activation, gene.aggregation, gene.bias, gene.response, gene.time_constant = act, agg, bias, response, 1.0
+        genome.nodes[n] = gene
+    for innovation, (i, o, weight, enabled) in enumerate(links):
+        gene = DefaultConnectionGene((i, o), innovation=innovation + 1)
+        gene.weight, gene.enabled = weight, enabled
+        genome.connections[(i, o)] = gene
+    return genome
+
+
 # ---------------------------------------------------------------- simulators
 
 

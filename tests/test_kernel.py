@@ -1,19 +1,18 @@
 """The population kernel (neatpar.nn) against neat-python's own networks."""
 import math
 import pickle
-import random
 
 import neat
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from neat.genes import DefaultConnectionGene, DefaultNodeGene
 
 from neatpar.nn import FeedForwardPopulation, RecurrentPopulation
-from helpers import ALL_ACTIVATIONS, ALL_AGGREGATIONS, make_config
+from helpers import ALL_ACTIVATIONS, ALL_AGGREGATIONS, hand_genome, make_config
 
 BASIC = dict(activation_options="sigmoid tanh relu", activation_mutate_rate=0.3)
+ACTIVATIONS = ALL_ACTIVATIONS.split()
 MIXED = dict(activation_options=ALL_ACTIVATIONS, aggregation_options=ALL_AGGREGATIONS,
              activation_mutate_rate=0.4, aggregation_mutate_rate=0.4)
 
@@ -59,13 +58,13 @@ def recurrent_reference(genomes, config, steps, index):
     return [np.array([net.activate(list(row)) for net, row in zip(nets, x)]) for x in steps]
 
 
-def assert_parity(out, ref, rel):
+def assert_identical(out, ref):
+    """Bit-identical (0.0 and -0.0 differ), NaN exactly where neat-python gives NaN."""
     assert out.shape == ref.shape
-    finite = np.isfinite(ref)
-    assert np.array_equal(np.isfinite(out), finite)
-    assert np.array_equal(out[~finite], ref[~finite], equal_nan=True)
-    err = np.abs(out[finite] - ref[finite]) / np.maximum(1.0, np.abs(ref[finite]))
-    assert err.size == 0 or err.max() <= rel, f"max relative error {err.max():.3g} > {rel:g}"
+    nan = np.isnan(ref)
+    assert np.array_equal(np.isnan(out), nan)
+    assert np.array_equal(out[~nan].view(np.int64), ref[~nan].view(np.int64)), \
+        f"{int((out[~nan] != ref[~nan]).sum())} outputs differ from neat-python's"
 
 
 def inputs_for(rng, rows, width, scale):
@@ -92,9 +91,7 @@ def test_feed_forward_matches_neat_python(configs, seed, functions, feed_forward
     except OverflowError:  # neat-python raises where float ** n overflows; nothing to compare
         assume(False)
     out = FeedForwardPopulation.create(genomes, config).activate(x, index if shared else None)
-    assert_parity(out, ref, 1e-12 if functions == "basic" else 1e-9)
-    if functions == "basic":
-        assert np.array_equal(out, ref)  # same libm calls in the same order: bit-identical
+    assert_identical(out, ref)  # the same C operations in the same order: bit-identical
 
 
 @parity_settings
@@ -113,25 +110,10 @@ def test_recurrent_matches_neat_python_over_sequences(configs, seed, functions, 
         assume(False)
     population = RecurrentPopulation.create(genomes, config)
     for x, ref in zip(sequence, refs):
-        assert_parity(population.activate(x, index), ref, 1e-12 if functions == "basic" else 1e-9)
+        assert_identical(population.activate(x, index), ref)
 
 
 # ---------------------------------------------------------------- hand-made edge cases
-
-def hand_genome(config, key, nodes, links):
-    """nodes: {key: (activation, aggregation, bias, response)}; links: [(i, o, weight, enabled)]."""
-    genome = config.genome_type(key)
-    for n, (act, agg, bias, response) in nodes.items():
-        gene = DefaultNodeGene(n)
-        gene.activation, gene.aggregation, gene.bias, gene.response = act, agg, bias, response
-        gene.time_constant = 1.0
-        genome.nodes[n] = gene
-    for innovation, (i, o, weight, enabled) in enumerate(links):
-        gene = DefaultConnectionGene((i, o), innovation=innovation + 1)
-        gene.weight, gene.enabled = weight, enabled
-        genome.connections[(i, o)] = gene
-    return genome
-
 
 @pytest.fixture(scope="module")
 def edge_config(tmp_path_factory):
@@ -146,14 +128,14 @@ EDGE_INPUTS = np.array([[0.0, 0.0, 0.0], [1.0, -2.0, 0.5], [-1e6, 1e6, 3.0], [1e
 @pytest.mark.parametrize("activation", ALL_ACTIVATIONS.split())
 @pytest.mark.parametrize("aggregation", ALL_AGGREGATIONS.split())
 def test_every_function_pair_exactly(edge_config, activation, aggregation):
-    genome = hand_genome(edge_config, 1, {
+    genome = hand_genome(edge_config, {
         0: (activation, aggregation, 0.3, -1.7),
         1: (activation, aggregation, 0.0, 1.0),      # fed only by a hidden node
         5: (activation, aggregation, -0.5, 0.9),     # hidden, four inputs (median: even count)
         6: (activation, aggregation, 1.0, 1.0),      # no input reaches it: a bias neuron
     }, [(-1, 0, 1.5, True), (-2, 0, -0.7, True), (-3, 0, 2.0, False), (-1, 5, 0.3, True),
         (-2, 5, -1.1, True), (-3, 5, 0.8, True), (6, 5, 0.4, True), (5, 1, 2.5, True),
-        (6, 0, 0.1, True)])
+        (6, 0, 0.1, True)], key=1)
     try:
         ref = ff_reference([genome], edge_config, EDGE_INPUTS, [0] * len(EDGE_INPUTS))
     except OverflowError:
@@ -162,15 +144,117 @@ def test_every_function_pair_exactly(edge_config, activation, aggregation):
     assert np.array_equal(out, ref, equal_nan=True)
 
 
+# ---------------------------------------------------------------- every function alone, bit for bit
+
+@pytest.fixture(scope="module")
+def single_config(tmp_path_factory):
+    return make_config(tmp_path_factory.mktemp("single"), num_inputs=8, num_outputs=1,
+                       activation_options=ALL_ACTIVATIONS, aggregation_options=ALL_AGGREGATIONS)
+
+
+def kernel_values(population, inputs, index) -> np.ndarray:
+    """Output 0 of each row from the C kernel, called as activate() calls it but with NaN allowed
+    among the inputs (activate() refuses NaN from users; inside a network it occurs)."""
+    assert not population.tables.uses_custom
+    values = np.zeros((len(inputs), population.tables.stride))
+    values[:, :population.num_inputs] = inputs
+    population._run(np.ascontiguousarray(index, dtype=np.int64), values, values)
+    return values[:, population.num_inputs]
+
+
+def assert_bits_equal(out: np.ndarray, ref: np.ndarray, inputs, what: str) -> None:
+    """Equal to the last bit (so 0.0 and -0.0 differ), NaN exactly where neat-python gives NaN."""
+    nan = np.isnan(ref)
+    same = (out.view(np.int64) == ref.view(np.int64)) | (nan & np.isnan(out))
+    if not same.all():
+        i = int(np.argmin(same))
+        raise AssertionError(f"{what}: {(~same).sum()} of {len(same)} differ; first: input {inputs[i]!r} gives "
+                             f"{out[i]!r}, neat-python {ref[i]!r}")
+
+
+def activation_inputs(rng, n: int = 100_000) -> np.ndarray:
+    """Ordinary values at several scales, integers, values at and next to every clamp limit and
+    threshold, very large (past the overflow of z ** 2 and z ** 3), very small and subnormal values,
+    +-0.0, +-inf, NaN, and random bit patterns (every exponent)."""
+    limits = np.array([0.0, 1e-7, 1.0, 3.4, 12.0, 24.0, 60.0, 1e102, 5.65e102, 1.34e154, 1e308])
+    limits = np.concatenate([limits, -limits])
+    near = np.concatenate([limits, np.nextafter(limits, np.inf), np.nextafter(limits, -np.inf),
+                           limits * (1 + rng.uniform(-1e-6, 1e-6, limits.size))])
+    specials = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, -5e-324, 2.2250738585072014e-308,
+                         np.finfo(np.float64).max, -np.finfo(np.float64).max, -1.523386358242358])
+    parts = [
+        specials, near, rng.choice(near, 10_000),
+        rng.normal(size=10_000) * rng.choice([0.01, 0.3, 1.0, 5.0, 30.0], 10_000),
+        rng.uniform(-70.0, 70.0, 10_000),
+        rng.integers(-100, 101, 5_000).astype(np.float64),
+        rng.choice([-1.0, 1.0], 8_000) * 10.0 ** rng.uniform(8, 308, 8_000),
+        rng.choice([-1.0, 1.0], 8_000) * 10.0 ** rng.uniform(-307, -8, 8_000),
+        rng.choice([-1.0, 1.0], 4_000) * rng.integers(1, 2**52, 4_000) * 5e-324,
+        rng.integers(-2**63, 2**63 - 1, 15_000, dtype=np.int64).view(np.float64),
+    ]
+    x = np.concatenate(parts)
+    return np.concatenate([x, rng.normal(size=n - x.size)])
+
+
+def test_every_activation_alone_is_bit_identical(single_config):
+    """Each built-in activation on 100,000 inputs, all in one kernel call, against neat-python's
+    own function. The node is act(-0.0 + 1.0 * max([x * 1.0])), which hands x over unchanged,
+    -0.0 and NaN included. Where neat-python raises OverflowError (z ** 2, z ** 3 of huge z), the
+    kernel returns the infinity of the right sign."""
+    x = activation_inputs(np.random.default_rng(12))
+    genomes = [hand_genome(single_config, {0: (name, "max", -0.0, 1.0)}, [(-1, 0, 1.0, True)], key=k)
+               for k, name in enumerate(ACTIVATIONS)]
+    population = FeedForwardPopulation.create(genomes, single_config)
+    inputs = np.zeros((len(ACTIVATIONS) * len(x), 8))
+    inputs[:, 0] = np.tile(x, len(ACTIVATIONS))
+    out = kernel_values(population, inputs, np.repeat(np.arange(len(ACTIVATIONS)), len(x)))
+    for name, got in zip(ACTIVATIONS, out.reshape(len(ACTIVATIONS), -1)):  # identity: z is x itself
+        function = getattr(neat.activations, f"{name}_activation")
+        expected = np.empty_like(x)
+        for i, z in enumerate(x.tolist()):
+            try:
+                expected[i] = function(z)
+            except OverflowError:
+                expected[i] = math.copysign(math.inf, z) if name == "cube" else math.inf
+        assert_bits_equal(got, expected, x, name)
+
+
+def aggregation_lists(rng, rows: int) -> np.ndarray:
+    """Rows of 8 values; a row draws from a handful of values (so duplicates are common), among
+    them +-0.0, +-1, infinities, NaN, huge and subnormal values and random ones."""
+    pool = np.array([0.0, -0.0, 0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, np.inf, -np.inf, np.nan, 1e300, -1e300,
+                     5e-324, -5e-324])
+    choices = np.where(rng.random((rows, 4)) < 0.5, rng.choice(pool, (rows, 4)), rng.normal(size=(rows, 4)))
+    return choices[np.arange(rows)[:, None], rng.integers(0, 4, (rows, 8))]
+
+
+def test_every_aggregation_alone_is_bit_identical(single_config):
+    """Each built-in aggregation of lists of length 0 to 8, all in one kernel call, against
+    neat-python's own function. The node is identity(-0.0 + 1.0 * agg([x_i * 1.0])), which hands
+    the aggregate over unchanged."""
+    rng = np.random.default_rng(13)
+    rows = 2_500
+    cases = [(name, k) for name in ALL_AGGREGATIONS.split() for k in range(9)]
+    genomes = [hand_genome(single_config, {0: ("identity", name, -0.0, 1.0)}, [(-i - 1, 0, 1.0, True) for i in range(k)], key=g) for g, (name, k) in enumerate(cases)]
+    population = FeedForwardPopulation.create(genomes, single_config)
+    lists = aggregation_lists(rng, rows * len(cases))
+    out = kernel_values(population, lists, np.repeat(np.arange(len(cases)), rows))
+    for g, (name, k) in enumerate(cases):
+        function = getattr(neat.aggregations, f"{name}_aggregation")
+        block = lists[g * rows:(g + 1) * rows]
+        expected = np.array([-0.0 + 1.0 * function([v * 1.0 for v in row[:k]]) for row in block.tolist()])
+        assert_bits_equal(out[g * rows:(g + 1) * rows], expected, block[:, :k], f"{name} of {k}")
+
+
 def test_empty_aggregation_rules_and_unreached_outputs(edge_config):
     # Output 0 has only a disabled link (a bias neuron: act(bias + response * agg([]))); output 1
     # is fed by a node on a cycle, which neat-python's feed-forward network never evaluates (0.0).
     results = {}
     for aggregation in ALL_AGGREGATIONS.split():
-        genome = hand_genome(edge_config, 1, {
+        genome = hand_genome(edge_config, {
             0: ("identity", aggregation, 0.25, 2.0), 1: ("identity", "sum", 0.0, 1.0),
             7: ("identity", "sum", 0.0, 1.0), 8: ("identity", "sum", 0.0, 1.0),
-        }, [(-1, 0, 1.0, False), (7, 8, 1.0, True), (8, 7, 1.0, True), (8, 1, 1.0, True)])
+        }, [(-1, 0, 1.0, False), (7, 8, 1.0, True), (8, 7, 1.0, True), (8, 1, 1.0, True)], key=1)
         out = FeedForwardPopulation.create([genome], edge_config).activate([[1.0, 2.0, 3.0]])
         assert np.array_equal(out, ff_reference([genome], edge_config, [[1.0, 2.0, 3.0]], [0]))
         results[aggregation] = out[0, 0]
@@ -179,8 +263,7 @@ def test_empty_aggregation_rules_and_unreached_outputs(edge_config):
 
 
 def test_inv_zero_and_log_floor(edge_config):
-    genome = hand_genome(edge_config, 1, {0: ("inv", "sum", 0.0, 1.0), 1: ("log", "sum", 0.0, 1.0)},
-                         [(-1, 0, 1.0, True), (-1, 1, 1.0, True)])
+    genome = hand_genome(edge_config, {0: ("inv", "sum", 0.0, 1.0), 1: ("log", "sum", 0.0, 1.0)}, [(-1, 0, 1.0, True), (-1, 1, 1.0, True)], key=1)
     out = FeedForwardPopulation.create([genome], edge_config).activate([[0.0, 0, 0], [-0.0, 0, 0], [-5.0, 0, 0]],
                                                                         np.zeros(3, dtype=int))
     assert out[0, 0] == 0.0 and out[1, 0] == 0.0 and out[2, 0] == -0.2

@@ -4,7 +4,8 @@
  * Each function below is neat-python 2.0's definition, written with the same libm calls and the
  * same operations in the same order (Python's math.exp, math.tanh, float ** n call the C library
  * too), so outputs match neat-python's to the last bit. Build with -ffp-contract=off: a fused
- * multiply-add would round differently from Python.
+ * multiply-add would round differently from Python. Where CPython itself does more than one C
+ * operation (float ** n, list.sort), its steps are copied here.
  *
  * Tables (built by neatpar/nn/compile.py, one population):
  *   genome_start[G+1]            nodes of genome g: [genome_start[g], genome_start[g+1])
@@ -29,13 +30,32 @@ static inline double py_min(double hi, double z) { return z < hi ? z : hi; }
 static inline double py_max(double lo, double z) { return z > lo ? z : lo; }
 static inline double clamp60(double z) { return py_max(-60.0, py_min(60.0, z)); }
 
+/* The C library's pow, called through a volatile pointer: compilers replace a visible pow(z, 2.0)
+ * by z * z, which CPython does not do and which rounds differently from glibc's pow on some inputs. */
+static double (*volatile libm_pow)(double, double) = pow;
+
+/* CPython's float ** n for a positive integer n (floatobject.c, float_pow): 0, infinities, NaN and
+ * +-1 are answered without pow; otherwise pow(|z|, n), negated when z < 0 and n is odd. Where
+ * CPython raises OverflowError, this returns the infinity pow returned. */
+static double py_int_pow(double z, double n, int odd)
+{
+    if (isnan(z)) return z;
+    if (isinf(z)) return odd ? z : fabs(z);
+    if (z == 0.0) return odd ? z : 0.0;
+    const int negate = odd && z < 0.0;
+    const double a = fabs(z);
+    if (a == 1.0) return negate ? -1.0 : 1.0;
+    const double r = libm_pow(a, n);
+    return negate ? -r : r;
+}
+
 static double activate(int code, double z)
 {
     switch (code) {
     case A_SIGMOID: z = clamp60(5.0 * z); return 1.0 / (1.0 + exp(-z));
     case A_TANH: return tanh(clamp60(2.5 * z));
     case A_SIN: return sin(clamp60(5.0 * z));
-    case A_GAUSS: z = py_max(-3.4, py_min(3.4, z)); return exp(-5.0 * pow(z, 2.0));
+    case A_GAUSS: z = py_max(-3.4, py_min(3.4, z)); return exp(-5.0 * py_int_pow(z, 2.0, 0));
     case A_RELU: return z > 0.0 ? z : 0.0;
     case A_ELU: return z > 0.0 ? z : exp(z) - 1;
     case A_LELU: return z > 0.0 ? z : 0.005 * z;
@@ -52,24 +72,40 @@ static double activate(int code, double z)
     case A_EXP: return exp(clamp60(z));
     case A_ABS: return fabs(z);
     case A_HAT: return py_max(0.0, 1 - fabs(z));
-    case A_SQUARE: return pow(z, 2.0);
-    case A_CUBE: return pow(z, 3.0);
+    case A_SQUARE: return py_int_pow(z, 2.0, 0);
+    case A_CUBE: return py_int_pow(z, 3.0, 1);
     }
     return NAN;
 }
 
-/* Stable insertion sort: the same order as Python's (stable) list.sort() on floats. */
-static void sort_stable(double *a, Py_ssize_t n)
+/* CPython 3.11's list.sort() of a list of floats shorter than 64 (listobject.c: one run, so
+ * count_run finds the leading run, reversing a strictly descending one, and binarysort inserts the
+ * rest), all with the float comparison a < b. Any stable sort gives the same result without NaN;
+ * with NaN, only CPython's own steps do (exactly so for fewer than 64 values). */
+static void py_sort(double *a, Py_ssize_t n)
 {
-    for (Py_ssize_t i = 1; i < n; i++) {
-        double key = a[i];
-        Py_ssize_t j = i - 1;
-        while (j >= 0 && a[j] > key) { a[j + 1] = a[j]; j--; }
-        a[j + 1] = key;
+    if (n < 2) return;
+    Py_ssize_t run = 2;
+    if (a[1] < a[0]) {
+        while (run < n && a[run] < a[run - 1]) run++;
+        for (Py_ssize_t i = 0, j = run - 1; i < j; i++, j--) { double t = a[i]; a[i] = a[j]; a[j] = t; }
+    } else {
+        while (run < n && !(a[run] < a[run - 1])) run++;
+    }
+    for (Py_ssize_t start = run; start < n; start++) {
+        const double pivot = a[start];
+        Py_ssize_t l = 0, r = start;
+        do {
+            const Py_ssize_t p = l + ((r - l) >> 1);
+            if (pivot < a[p]) r = p; else l = p + 1;
+        } while (l < r);
+        for (Py_ssize_t p = start; p > l; p--) a[p] = a[p - 1];
+        a[l] = pivot;
     }
 }
 
-/* x: the node's inputs (value * weight), in neat-python's order. */
+/* x: the node's inputs (value * weight), in neat-python's order. Sums add left to right from 0.0,
+ * as CPython 3.11's sum() of floats does (3.12 and later sum floats with compensation). */
 static double aggregate(int code, double *x, Py_ssize_t n)
 {
     double acc;
@@ -107,7 +143,7 @@ static double aggregate(int code, double *x, Py_ssize_t n)
     }
     case G_MEDIAN:
         if (n <= 2) return aggregate(G_MEAN, x, n);
-        sort_stable(x, n);
+        py_sort(x, n);
         if (n % 2 == 1) return x[n / 2];
         return (x[n / 2 - 1] + x[n / 2]) / 2.0;
     }

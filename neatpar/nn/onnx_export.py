@@ -1,0 +1,378 @@
+"""An evolved genome as an ONNX model for Unity ML-Agents' inference (the Model field of an Agent's
+Behavior Parameters): Sentis in com.unity.ml-agents 3.x, Barracuda in 2.x.
+
+The model follows the contract of ML-Agents' own exports (model API version 3, as the C# loader
+checks it in SentisModelParamLoader / BarracudaModelParamLoader and runs it in ModelRunner):
+
+  inputs   obs_0 .. obs_{k-1}   float32 [batch, size_i], one per sensor in the behavior's order;
+                                the genome's inputs are their concatenation
+           action_masks         float32 [batch, sum of branch sizes] (1 allowed, 0 masked), only
+                                with discrete branches
+           recurrent_in         float32 [batch, 1, memory_size], only with memory
+  outputs  version_number (3), memory_size, continuous_action_output_shape ([continuous]),
+           discrete_action_output_shape ([[branch sizes]]): float32 constants (initializers
+           passed through Identity, as in ML-Agents' exports; Barracuda finds them among the
+           constants, Sentis runs the model once and reads them)
+           continuous_actions, deterministic_continuous_actions   float32 [batch, continuous]
+           discrete_actions, deterministic_discrete_actions       int64 [batch, branches]
+           recurrent_out                                           float32 [batch, 1, memory_size]
+  Outputs for action kinds or memory the behavior does not have are left out, as ML-Agents does.
+
+The actions are neatpar's policy (the episode runner's): the genome's outputs are the continuous
+actions followed by each branch's scores; continuous actions are clipped to [-1, 1]; a branch takes
+the first highest score among the actions its mask allows, and action 0 when the mask allows none.
+The network is neat-python's, structure taken from the population kernel's tables (compile.py):
+node value = act(bias + response * agg(weight_i * value_i)), feed-forward nodes in evaluation order
+(unreachable nodes pruned), recurrent nodes reading the previous step's values. A recurrent model
+carries the values of every evaluated node in recurrent_in / recurrent_out; Unity keeps that memory
+per agent and starts each episode from zeros, as neatpar does. Every built-in activation (18) and
+aggregation (7) is expressed; functions registered on the config are refused by name.
+
+Opset 9 (ML-Agents' own exports use it) and IR version 4, the minimum for opset 9 (onnxruntime runs
+it; Sentis and Barracuda read the IR version only as metadata). Every operator is on Barracuda's
+supported-operator list and on Sentis' (float on every backend), so both importers know every node:
+Identity, Slice, Concat, Flatten, Unsqueeze (plumbing, as in ML-Agents' exports); Mul, Add, Sub,
+Div, Sum, Max, Min (elementwise arithmetic with broadcasting); Abs, Relu, LeakyRelu, Elu, Selu,
+Sigmoid, Tanh, Sin, Exp, Log, Reciprocal, Clip (activations); Greater, Where, Cast (maxabs, inv's
+0.0, masks, a column of zeros); ReduceMax, ArgMax (discrete branches, as ML-Agents' deterministic
+actions). Avoided: Softplus (not in Barracuda; softplus is Log(1 + Exp)), TopK (not on Sentis'
+GPUPixel backend; median is an odd-even transposition sort of Min/Max pairs), Equal on floats (not
+in opset 9), Shape / ConstantOfShape (Barracuda only takes constant shapes; a zero column is
+Cast(x > x)).
+
+Precision: the model computes in float32, as Unity does; neat-python computes in float64. Measured
+with the definitions of tests/test_onnx_export.py on 1,200 genomes mutated by neat-python's own
+operators with every function (16 agents, 1 step feed-forward and 5 steps recurrent): continuous
+actions within 1.3e-5 of neat-python's (the tests' bound is 1e-4) wherever neat-python's result is
+well-conditioned; 0.04% (feed-forward) to 0.4% (recurrent) of the values are not (neat-python's
+own float64 result moves by more than 1e-5 when parameters and observations move by float32
+rounding, so no float32 model can follow it there); 0.01% to 0.5% of discrete choices differ, all
+near-ties. Values beyond float32's range (3.4e38: exp, square and cube chains, recurrent loops
+that grow) become infinities, and values below about 1e-38 lose precision or become 0; the
+measurement leaves out networks with any value outside [1e-30, 1e30] (none of the feed-forward
+genomes, 6 to 11% of the recurrent ones within 5 steps).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from ..envs.base import Layout
+from ..errors import ExportError
+from ..files import write_atomic
+from .compile import BUILTIN_ACTIVATIONS, BUILTIN_AGGREGATIONS, Tables
+
+OPSET = 9
+IR_VERSION = helper.find_min_ir_version_for([helper.make_opsetid("", OPSET)])
+MODEL_API_VERSION = 3  # ML-Agents' ModelApiVersion.MLAgents2_0
+BATCH = "batch"
+# ML-Agents' exporter's order of inputs (obs_0, obs_1, ... first) and of outputs.
+INPUT_ORDER = ("obs_", "action_masks", "recurrent_in")
+OUTPUT_ORDER = ("version_number", "memory_size", "continuous_actions", "continuous_action_output_shape",
+                "deterministic_continuous_actions", "discrete_actions", "discrete_action_output_shape",
+                "deterministic_discrete_actions", "recurrent_out")
+
+
+def export_policy(genome, neat_config: Any, layout: Layout, recurrent: bool = False) -> onnx.ModelProto:
+    """The ONNX model of `genome` (neat-python's FeedForwardNetwork, or RecurrentNetwork when
+    `recurrent`) acting on a behavior with `layout` (sensor sizes in the behavior's order,
+    continuous actions, branch sizes), for ML-Agents' inference."""
+    _check_layout(layout)
+    gc = neat_config.genome_config
+    if (gc.num_inputs, gc.num_outputs) != (layout.inputs, layout.outputs):
+        raise ExportError(
+            f"the genomes have num_inputs = {gc.num_inputs}, num_outputs = {gc.num_outputs} but the behavior "
+            f"observes {layout.inputs} values (sensors {layout.observation_sizes}) and takes {layout.outputs} "
+            f"action values ({layout.describe_actions()}): export for the behavior the genome was evolved on")
+    tables = Tables([genome], neat_config, recurrent)
+    _refuse_custom_functions(tables, gc)
+    graph = _Graph()
+    network = _Network(graph, tables, layout)
+    _policy_outputs(graph, layout, network.evaluate(), network.memory_size)
+    inputs = sorted(graph.inputs, key=lambda v: INPUT_ORDER.index(v.name.rstrip("0123456789")))
+    outputs = sorted(graph.outputs, key=lambda v: OUTPUT_ORDER.index(v.name))
+    model = helper.make_model(
+        helper.make_graph(graph.nodes, "neatpar_policy", inputs, outputs, graph.initializers),
+        opset_imports=[helper.make_opsetid("", OPSET)], producer_name="neatpar",
+        doc_string=f"neat-python {'recurrent' if recurrent else 'feed-forward'} network of genome {genome.key}")
+    model.ir_version = IR_VERSION
+    return model
+
+
+def save_policy(model: onnx.ModelProto, path: str) -> None:
+    """Write `model` to `path` atomically (a reader sees the old file or the whole new one)."""
+    write_atomic(path, model.SerializeToString())
+
+
+def _check_layout(layout: Layout) -> None:
+    if not layout.observation_sizes or min(layout.observation_sizes) < 1:
+        raise ExportError(f"observation sizes {layout.observation_sizes} are invalid: give each sensor's flattened "
+                          f"size, at least one sensor of size >= 1")
+    if layout.continuous < 0 or (layout.branches and min(layout.branches) < 1):
+        raise ExportError(f"actions ({layout.describe_actions()}) are invalid: counts must be >= 0 and branch "
+                          f"sizes >= 1")
+    if layout.continuous == 0 and not layout.branches:
+        raise ExportError("the behavior has no actions (0 continuous, no discrete branches): ML-Agents cannot run "
+                          "a model without action outputs")
+
+
+def _refuse_custom_functions(tables: Tables, gc) -> None:
+    names = [_name_of(fn, gc.activation_defs) + " (activation)" for fn in tables.custom_activations]
+    names += [_name_of(fn, gc.aggregation_function_defs) + " (aggregation)" for fn in tables.custom_aggregations]
+    if names:
+        raise ExportError(f"the genome uses functions registered on the config, which ONNX cannot express: "
+                          f"{', '.join(names)}; export genomes that use neat-python's built-in functions only")
+
+
+def _name_of(fn, function_set) -> str:
+    return next((repr(name) for name, f in function_set.functions.items() if f is fn), repr(fn))
+
+
+class _Graph:
+    """ONNX nodes, initializers and graph inputs/outputs under construction, with shared constants."""
+
+    def __init__(self):
+        self.nodes: list = []
+        self.initializers: list = []
+        self.inputs: list = []
+        self.outputs: list = []
+        self._constants: dict = {}
+        self._count = 0
+
+    def name(self, hint: str = "t") -> str:
+        self._count += 1
+        return f"{hint}_{self._count}"
+
+    def op(self, op_type: str, inputs: Sequence[str], output: str | None = None, **attributes) -> str:
+        output = output or self.name(op_type.lower())
+        self.nodes.append(helper.make_node(op_type, list(inputs), [output], **attributes))
+        return output
+
+    def const(self, value: float, dtype=np.float32) -> str:
+        """A scalar constant (float32 unless told), shared by every use of the same value."""
+        array = np.array(value, dtype=dtype)
+        key = (array.dtype.str, array.tobytes())
+        if key not in self._constants:
+            name = f"c_{len(self._constants)}"
+            self.initializers.append(numpy_helper.from_array(array, name))
+            self._constants[key] = name
+        return self._constants[key]
+
+    def add_input(self, name: str, shape: list) -> str:
+        self.inputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, shape))
+        return name
+
+    def add_output(self, name: str, source: str, elem_type: int, shape: list) -> None:
+        self.op("Identity", [source], name)
+        self.outputs.append(helper.make_tensor_value_info(name, elem_type, shape))
+
+    def add_constant_output(self, name: str, values) -> None:
+        array = np.asarray(values, dtype=np.float32)
+        self.initializers.append(numpy_helper.from_array(array, f"{name}_vector"))
+        self.add_output(name, f"{name}_vector", TensorProto.FLOAT, list(array.shape))
+
+
+# ---------------------------------------------------------------- activations and aggregations
+# Each takes the graph and a [batch, 1] tensor (list of tensors) and returns the result's name;
+# the comments give neat-python 2.0's definition.
+
+def _clamp(g: _Graph, z: str, lo: float, hi: float) -> str:
+    return g.op("Clip", [z], min=lo, max=hi)
+
+
+def _scaled_clamp(g: _Graph, z: str, scale: float) -> str:
+    return _clamp(g, g.op("Mul", [z, g.const(scale)]), -60.0, 60.0)
+
+
+def _gauss(g: _Graph, z: str) -> str:  # exp(-5 * clamp(z, 3.4) ** 2)
+    c = _clamp(g, z, -3.4, 3.4)
+    return g.op("Exp", [g.op("Mul", [g.op("Mul", [c, c]), g.const(-5.0)])])
+
+
+def _softplus(g: _Graph, z: str) -> str:  # 0.2 * log(1 + exp(clamp(5 z, 60)))
+    exp = g.op("Exp", [_scaled_clamp(g, z, 5.0)])
+    return g.op("Mul", [g.op("Log", [g.op("Add", [exp, g.const(1.0)])]), g.const(0.2)])
+
+
+def _inv(g: _Graph, z: str) -> str:  # 1 / z, and 0.0 where z == 0 (ZeroDivisionError)
+    nonzero = g.op("Greater", [g.op("Abs", [z]), g.const(0.0)])
+    return g.op("Where", [nonzero, g.op("Reciprocal", [z]), g.const(0.0)])
+
+
+ACTIVATIONS: dict[str, Callable[[_Graph, str], str]] = {
+    "sigmoid": lambda g, z: g.op("Sigmoid", [_scaled_clamp(g, z, 5.0)]),          # 1/(1+exp(-clamp(5z)))
+    "tanh": lambda g, z: g.op("Tanh", [_scaled_clamp(g, z, 2.5)]),                # tanh(clamp(2.5z))
+    "sin": lambda g, z: g.op("Sin", [_scaled_clamp(g, z, 5.0)]),                  # sin(clamp(5z))
+    "gauss": _gauss,
+    "relu": lambda g, z: g.op("Relu", [z]),                                       # z if z > 0 else 0
+    "elu": lambda g, z: g.op("Elu", [z], alpha=1.0),                              # z if z > 0 else exp(z) - 1
+    "lelu": lambda g, z: g.op("LeakyRelu", [z], alpha=0.005),                     # z if z > 0 else 0.005 z
+    "selu": lambda g, z: g.op("Selu", [z], alpha=1.6732632423543772, gamma=1.0507009873554805),
+    "softplus": _softplus,
+    "identity": lambda g, z: z,
+    "clamped": lambda g, z: _clamp(g, z, -1.0, 1.0),
+    "inv": _inv,
+    "log": lambda g, z: g.op("Log", [g.op("Max", [z, g.const(1e-7)])]),           # log(max(1e-7, z))
+    "exp": lambda g, z: g.op("Exp", [_clamp(g, z, -60.0, 60.0)]),                 # exp(clamp(z, 60))
+    "abs": lambda g, z: g.op("Abs", [z]),
+    "hat": lambda g, z: g.op("Relu", [g.op("Sub", [g.const(1.0), g.op("Abs", [z])])]),  # max(0, 1 - |z|)
+    "square": lambda g, z: g.op("Mul", [z, z]),                                   # z ** 2
+    "cube": lambda g, z: g.op("Mul", [g.op("Mul", [z, z]), z]),                   # z ** 3
+}
+
+
+def _fold(g: _Graph, op_type: str, x: list[str]) -> str:
+    return x[0] if len(x) == 1 else g.op(op_type, x)
+
+
+def _product(g: _Graph, x: list[str]) -> str:  # reduce(mul, x, 1.0), left to right
+    acc = x[0]
+    for term in x[1:]:
+        acc = g.op("Mul", [acc, term])
+    return acc
+
+
+def _maxabs(g: _Graph, x: list[str]) -> str:  # max(x, key=abs): the first of the largest magnitude
+    best = x[0]
+    for term in x[1:]:
+        better = g.op("Greater", [g.op("Abs", [term]), g.op("Abs", [best])])
+        best = g.op("Where", [better, term, best])
+    return best
+
+
+def _mean(g: _Graph, x: list[str]) -> str:  # sum(x) / len(x)
+    return g.op("Div", [_fold(g, "Sum", x), g.const(float(len(x)))])
+
+
+def _median(g: _Graph, x: list[str]) -> str:  # median2: mean of <= 2 values, else the sorted middle
+    if len(x) <= 2:
+        return _mean(g, x)
+    values = list(x)
+    for round_ in range(len(values)):  # odd-even transposition sort, ascending
+        for i in range(round_ % 2, len(values) - 1, 2):
+            a, b = values[i], values[i + 1]
+            values[i], values[i + 1] = g.op("Min", [a, b]), g.op("Max", [a, b])
+    middle = len(values) // 2
+    if len(values) % 2:
+        return values[middle]
+    return g.op("Div", [g.op("Add", [values[middle - 1], values[middle]]), g.const(2.0)])
+
+
+AGGREGATIONS: dict[str, Callable[[_Graph, list[str]], str]] = {
+    "sum": lambda g, x: _fold(g, "Sum", x),
+    "product": _product,
+    "max": lambda g, x: _fold(g, "Max", x),
+    "min": lambda g, x: _fold(g, "Min", x),
+    "maxabs": _maxabs,
+    "median": _median,
+    "mean": _mean,
+}
+EMPTY_AGGREGATE = {"product": 1.0}  # every other aggregation of no inputs is 0.0
+
+assert set(ACTIVATIONS) == set(BUILTIN_ACTIVATIONS) and set(AGGREGATIONS) == set(BUILTIN_AGGREGATIONS)
+
+
+# ---------------------------------------------------------------- the network
+
+class _Network:
+    """The genome's network as [batch, 1] columns, one per node value, from the kernel's tables."""
+
+    def __init__(self, graph: _Graph, tables: Tables, layout: Layout):
+        self.g, self.t, self.layout = graph, tables, layout
+        self.nodes = range(int(tables.genome_start[0]), int(tables.genome_start[1]))
+        self.memory_size = len(self.nodes) if tables.recurrent else 0
+        self._first_input = ""
+        self._zero = ""
+
+    def evaluate(self) -> list[str]:
+        """Columns of the genome's outputs, in order (and recurrent_out when there is memory)."""
+        t, g = self.t, self.g
+        inputs = self._input_columns()
+        current = dict(enumerate(inputs))              # slot -> column, as the nodes are evaluated
+        previous = dict(current)                       # what recurrent nodes read
+        if self.memory_size:
+            memory = g.op("Flatten", [g.add_input("recurrent_in", [BATCH, 1, self.memory_size])])
+            for j, n in enumerate(self.nodes):
+                previous[int(t.node_slot[n])] = self._column(memory, j)
+        read = previous if t.recurrent else current
+        for n in self.nodes:
+            current[int(t.node_slot[n])] = self._node(n, read)
+        if self.memory_size:
+            state = [current[int(t.node_slot[n])] for n in self.nodes]
+            self.g.add_output("recurrent_out", g.op("Unsqueeze", [self._concat(state)], axes=[1]),
+                              TensorProto.FLOAT, [BATCH, 1, self.memory_size])
+        first_output = t.num_inputs
+        return [current.get(first_output + k) or self.zero() for k in range(t.num_outputs)]
+
+    def _input_columns(self) -> list[str]:
+        columns = []
+        for i, size in enumerate(self.layout.observation_sizes):
+            obs = self.g.add_input(f"obs_{i}", [BATCH, size])
+            columns += [self._column(obs, j) if size > 1 else obs for j in range(size)]
+        self._first_input = columns[0]
+        return columns
+
+    def _column(self, matrix: str, j: int) -> str:
+        return self.g.op("Slice", [matrix], axes=[1], starts=[j], ends=[j + 1])
+
+    def _concat(self, columns: list[str]) -> str:
+        return self.g.op("Concat", columns, axis=1)
+
+    def zero(self) -> str:
+        """A [batch, 1] column of 0.0 whatever the observations hold (x > x is false, even for NaN)."""
+        if not self._zero:
+            x = self._first_input
+            self._zero = self.g.op("Cast", [self.g.op("Greater", [x, x])], to=TensorProto.FLOAT)
+        return self._zero
+
+    def _node(self, n: int, read: dict) -> str:
+        t, g = self.t, self.g
+        activation = BUILTIN_ACTIVATIONS[int(t.node_act[n])]
+        aggregation = BUILTIN_AGGREGATIONS[int(t.node_agg[n])]
+        terms = [g.op("Mul", [read.get(int(t.link_src[k])) or self.zero(), g.const(float(t.link_w[k]))])
+                 for k in range(int(t.link_start[n]), int(t.link_start[n + 1]))]
+        if terms:
+            s = AGGREGATIONS[aggregation](g, terms)
+        else:  # a node without inputs: agg([]) is a constant
+            s = g.op("Add", [self.zero(), g.const(EMPTY_AGGREGATE.get(aggregation, 0.0))])
+        z = g.op("Add", [g.const(float(t.node_bias[n])), g.op("Mul", [g.const(float(t.node_resp[n])), s])])
+        return ACTIVATIONS[activation](g, z)
+
+
+def _policy_outputs(g: _Graph, layout: Layout, columns: list[str], memory_size: int) -> None:
+    """ML-Agents' outputs, in the order of its exporter, from the genome's output columns."""
+    g.add_constant_output("version_number", [MODEL_API_VERSION])
+    g.add_constant_output("memory_size", [memory_size])
+    if layout.continuous:
+        actions = g.op("Clip", [g.op("Concat", columns[:layout.continuous], axis=1)], min=-1.0, max=1.0)
+        g.add_output("continuous_actions", actions, TensorProto.FLOAT, [BATCH, layout.continuous])
+        g.add_constant_output("continuous_action_output_shape", [layout.continuous])
+        g.add_output("deterministic_continuous_actions", actions, TensorProto.FLOAT, [BATCH, layout.continuous])
+    if layout.branches:
+        masks = g.add_input("action_masks", [BATCH, sum(layout.branches)])
+        choices, start = [], layout.continuous
+        for b, size in enumerate(layout.branches):
+            mask_start = start - layout.continuous
+            mask = g.op("Slice", [masks], axes=[1], starts=[mask_start], ends=[mask_start + size])
+            choices.append(_branch_choice(g, columns[start:start + size], mask))
+            start += size
+        actions = g.op("Concat", choices, axis=1)
+        g.add_output("discrete_actions", actions, TensorProto.INT64, [BATCH, len(layout.branches)])
+        g.add_constant_output("discrete_action_output_shape", [list(layout.branches)])
+        g.add_output("deterministic_discrete_actions", actions, TensorProto.INT64, [BATCH, len(layout.branches)])
+
+
+def _branch_choice(g: _Graph, scores: list[str], mask: str) -> str:
+    """[batch, 1] int64: the first highest score among allowed actions; 0 when none is allowed.
+    Scores are floored at float32's lowest finite value, so an allowed -inf still beats a masked one."""
+    lowest = float(np.finfo(np.float32).min)
+    finite_scores = g.op("Max", [g.op("Concat", scores, axis=1), g.const(lowest)])
+    allowed = g.op("Greater", [mask, g.const(0.5)])
+    masked = g.op("Where", [allowed, finite_scores, g.const(-math.inf)])
+    choice = g.op("ArgMax", [masked], axis=1, keepdims=1)
+    any_allowed = g.op("Greater", [g.op("ReduceMax", [mask], axes=[1], keepdims=1), g.const(0.5)])
+    return g.op("Where", [any_allowed, choice, g.const(0, np.int64)])

@@ -1,0 +1,709 @@
+"""neatpar.nn.onnx_export: genomes as ONNX models for Unity ML-Agents. Every exported model passes
+onnx's full checker and runs in onnxruntime; its actions are compared with neat-python's networks
+under neatpar's policy (outputs_to_actions), and its contract is read the way ML-Agents'
+C# loader reads it.
+
+Precision terms used below (the model computes in float32, neat-python in float64):
+- a value is ill-conditioned when neat-python's own float64 result moves by more than 1e-5 (scores:
+  1e-5 * max(1, |score|)) when every weight, bias, response and observation is multiplied by an
+  independent random factor in [1 - 2**-23, 1 + 2**-23] (the size of float32 rounding; the largest
+  movement over three draws). float32 cannot promise anything there; elsewhere a continuous action
+  must be within 1e-4 of neat-python's.
+- a discrete choice may differ from neat-python's only at a near-tie: the model's choice is allowed
+  by the mask, and neat-python's score of it is within 1e-4 * max(1, |best|) of the best allowed
+  score, or one of the two scores is ill-conditioned or not finite.
+"""
+import copy
+import os
+from dataclasses import dataclass
+
+import neat
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from hypothesis import HealthCheck, assume, event, given, settings
+from hypothesis import strategies as st
+from onnx import TensorProto, numpy_helper
+
+from helpers import ALL_ACTIVATIONS, ALL_AGGREGATIONS, hand_genome, make_config, simulator
+from neatpar.envs.base import Layout
+from neatpar.envs.unity.adapter import layout_of, outputs_to_actions
+from neatpar.errors import ExportError
+from neatpar.nn import RecurrentPopulation
+from neatpar.nn.onnx_export import export_policy, save_policy
+
+ACTIVATIONS, AGGREGATIONS = ALL_ACTIVATIONS.split(), ALL_AGGREGATIONS.split()
+TOLERANCE = 1e-4
+ILL_CONDITIONED = 1e-5
+PERTURBATION = 2.0 ** -23
+FLOAT32_RANGE = (1e-30, 1e30)  # magnitudes float32 holds with room to spare (normal: 1.2e-38 to 3.4e38)
+SESSION_OPTIONS = ort.SessionOptions()
+SESSION_OPTIONS.log_severity_level = 3
+
+
+# ---------------------------------------------------------------- genomes, configs, models
+
+@pytest.fixture(scope="module")
+def configs(tmp_path_factory):
+    """(num_inputs, num_outputs) -> a config offering every built-in function, built once."""
+    folder, made = tmp_path_factory.mktemp("configs"), {}
+
+    def get(num_inputs: int, num_outputs: int):
+        if (num_inputs, num_outputs) not in made:
+            made[num_inputs, num_outputs] = make_config(
+                folder, f"{num_inputs}-{num_outputs}.cfg", num_inputs=num_inputs, num_outputs=num_outputs,
+                feed_forward="false", activation_options=ALL_ACTIVATIONS, aggregation_options=ALL_AGGREGATIONS,
+                activation_mutate_rate=0.4, aggregation_mutate_rate=0.4, response_mutate_rate=0.3,
+                response_init_stdev=0.3)
+        return made[num_inputs, num_outputs]
+    return get
+
+
+def exported(genome, config, layout: Layout, recurrent: bool = False) -> onnx.ModelProto:
+    """export_policy, and onnx's full check of the model (with shape inference): every model the
+    tests export goes through here."""
+    model = export_policy(genome, config, layout, recurrent)
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
+def checked_session(model: onnx.ModelProto) -> ort.InferenceSession:
+    """An onnxruntime session of a model, after onnx's full check."""
+    onnx.checker.check_model(model, full_check=True)
+    return ort.InferenceSession(model.SerializeToString(), SESSION_OPTIONS, providers=["CPUExecutionProvider"])
+
+
+def memory_size(model: onnx.ModelProto) -> int:
+    constants = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
+    identity = {n.output[0]: n.input[0] for n in model.graph.node if n.op_type == "Identity"}
+    return int(constants[identity["memory_size"]][0])
+
+
+# ---------------------------------------------------------------- episodes of observations and masks
+
+@dataclass
+class Episode:
+    """Observations (one float32 array per step) and masks (per step, per branch: True = masked,
+    as mlagents-envs gives them) for a batch of agents."""
+    observations: list
+    masks: list
+
+
+def random_episode(layout: Layout, rng, rows: int, steps: int, scale: float) -> Episode:
+    observations = [rng.normal(scale=scale, size=(rows, layout.inputs)).astype(np.float32) for _ in range(steps)]
+    masks = []
+    for _ in range(steps):
+        step = []
+        for size in layout.branches:
+            masked = rng.random((rows, size)) < 0.4
+            masked[0] = False          # every action allowed
+            masked[1 % rows] = True    # none allowed: action 0
+            step.append(masked)
+        masks.append(step)
+    return Episode(observations, masks)
+
+
+def neat_outputs(genome, config, episode: Episode, recurrent: bool) -> list:
+    """neat-python's raw outputs per step (one RecurrentNetwork per row, memory carried)."""
+    if not recurrent:
+        net = neat.nn.FeedForwardNetwork.create(genome, config)
+        return [np.array([net.activate(row.tolist()) for row in x]) for x in episode.observations]
+    nets = [neat.nn.RecurrentNetwork.create(genome, config) for _ in episode.observations[0]]
+    return [np.array([net.activate(row.tolist()) for net, row in zip(nets, x)]) for x in episode.observations]
+
+
+def perturbed(genome, rng):
+    genome = copy.deepcopy(genome)
+    for gene in genome.connections.values():
+        gene.weight *= 1 + PERTURBATION * rng.uniform(-1, 1)
+    for gene in genome.nodes.values():
+        gene.bias *= 1 + PERTURBATION * rng.uniform(-1, 1)
+        gene.response *= 1 + PERTURBATION * rng.uniform(-1, 1)
+    return genome
+
+
+def perturbed_outputs(genome, config, episode: Episode, recurrent: bool, rng, draws: int = 3) -> list:
+    """neat-python's outputs per step (per draw) with every weight, bias, response and observation
+    multiplied by an independent random factor in [1 - 2**-23, 1 + 2**-23]."""
+    shaken = []
+    for _ in range(draws):
+        observations = [x * (1 + PERTURBATION * rng.uniform(-1, 1, x.shape)) for x in episode.observations]
+        shaken.append(neat_outputs(perturbed(genome, rng), config, Episode(observations, episode.masks), recurrent))
+    return shaken
+
+
+def spread(view, reference: np.ndarray, shaken: list) -> np.ndarray:
+    """The largest movement of view(outputs) over the perturbed draws; NaN where any is not finite."""
+    with np.errstate(invalid="ignore"):
+        return np.max([np.abs(view(p) - view(reference)) for p in shaken], axis=0)
+
+
+def model_actions(model: onnx.ModelProto, layout: Layout, episode: Episode) -> list:
+    """The model's (continuous, discrete) actions per step, memory carried from step to step as
+    Unity carries it (zeros at the episode's start)."""
+    session = checked_session(model)
+    names = [o.name for o in session.get_outputs()]
+    rows = len(episode.observations[0])
+    memory = np.zeros((rows, 1, memory_size(model)), np.float32)
+    actions = []
+    for x, masks in zip(episode.observations, episode.masks):
+        feeds, start = {}, 0
+        for i, size in enumerate(layout.observation_sizes):
+            feeds[f"obs_{i}"] = x[:, start:start + size]
+            start += size
+        if layout.branches:
+            feeds["action_masks"] = 1.0 - np.concatenate(masks, axis=1).astype(np.float32)
+        if memory.shape[2]:
+            feeds["recurrent_in"] = memory
+        out = dict(zip(names, session.run(None, feeds)))
+        if memory.shape[2]:
+            memory = out["recurrent_out"]
+        actions.append((out.get("continuous_actions"), out.get("discrete_actions")))
+    return actions
+
+
+@dataclass
+class Parity:
+    """What one comparison found: continuous values compared, exempt as ill-conditioned and the
+    worst error among the others; discrete choices compared and those that differ (near-ties)."""
+    compared: int = 0
+    exempt: int = 0
+    worst: float = 0.0
+    choices: int = 0
+    near_ties: int = 0
+
+    def __add__(self, other: "Parity") -> "Parity":
+        return Parity(self.compared + other.compared, self.exempt + other.exempt, max(self.worst, other.worst),
+                      self.choices + other.choices, self.near_ties + other.near_ties)
+
+
+def assert_policy_parity(genome, config, layout: Layout, episode: Episode, recurrent: bool,
+                         rng) -> Parity:
+    """The exported model's actions against neatpar's policy on neat-python's outputs, step by step."""
+    reference = neat_outputs(genome, config, episode, recurrent)
+    draws = perturbed_outputs(genome, config, episode, recurrent, rng)
+    c = layout.continuous
+    parity = Parity()
+    model = exported(genome, config, layout, recurrent)
+    for step, ((continuous, discrete), ref, masks) in enumerate(
+            zip(model_actions(model, layout, episode), reference, episode.masks)):
+        shaken = [d[step] for d in draws]
+        expected = outputs_to_actions(layout, ref, masks if layout.branches else None)
+        if c:
+            sound = spread(lambda o: np.clip(o[:, :c], -1, 1), ref, shaken) <= ILL_CONDITIONED  # NaN: not sound
+            error = np.abs(continuous - expected.continuous)
+            assert continuous.dtype == np.float32 and continuous.shape == expected.continuous.shape
+            assert np.all(error[sound] <= TOLERANCE), (
+                f"step {step}: continuous action off by {error[sound].max():.3g} where neat-python is "
+                f"well-conditioned")
+            parity.compared += error.size
+            parity.exempt += int((~sound).sum())
+            parity.worst = max(parity.worst, float(error[sound].max(initial=0.0)))
+        if layout.branches:
+            assert discrete.dtype == np.int64 and discrete.shape == expected.discrete.shape
+            parity.choices += discrete.size
+            parity.near_ties += assert_choices(discrete, expected.discrete, ref[:, c:],
+                                               spread(lambda o: o[:, c:], ref, shaken), masks, layout.branches, step)
+    return parity
+
+
+def assert_choices(chosen, expected, scores, moved, masks, branches, step) -> int:
+    """Discrete choices equal neat-python's except at near-ties (module docstring); returns how
+    many differ."""
+    start = 0
+    for b, size in enumerate(branches):
+        s, m, masked = scores[:, start:start + size], moved[:, start:start + size], masks[b]
+        for row in np.flatnonzero(chosen[:, b] != expected[:, b]):
+            a, best = int(chosen[row, b]), int(expected[row, b])
+            assert 0 <= a < size and not masked[row, a], f"step {step}, row {row}: chose masked action {a}"
+            gap = s[row, best] - s[row, a]
+            scale = max(1.0, abs(s[row, best]))
+            shaky = not (m[row, a] <= ILL_CONDITIONED * scale and m[row, best] <= ILL_CONDITIONED * scale)
+            assert shaky or gap <= TOLERANCE * scale, (
+                f"step {step}, row {row}, branch {b}: chose {a} (score {s[row, a]!r}) over {best} "
+                f"(score {s[row, best]!r}), not a near-tie")
+        start += size
+    return int((chosen != expected).sum())
+
+
+def within_float32_range(genome, config, episode: Episode, recurrent: bool) -> bool:
+    """Whether neat-python's evaluation stays where float32 can follow it: every parameter, input,
+    weighted input, aggregate, pre-activation and node value is 0 or of a magnitude in
+    FLOAT32_RANGE, and neat-python raises no OverflowError (float ** n)."""
+    make = neat.nn.RecurrentNetwork.create if recurrent else neat.nn.FeedForwardNetwork.create
+    nets = [make(genome, config) for _ in episode.observations[0]]
+    seen = []
+    try:
+        for x in episode.observations:
+            for net, row in zip(nets, x):
+                net.activate(row.tolist())
+                read = net.values[1 - net.active] if recurrent else net.values  # this step's inputs
+                written = net.values[net.active] if recurrent else net.values
+                seen += read.values()
+                for node, _, aggregation, bias, response, links in net.node_evals:
+                    terms = [read[i] * w for i, w in links]
+                    s = aggregation(terms)
+                    seen += [*terms, *(w for _, w in links), s, bias, response, bias + response * s, written[node]]
+    except OverflowError:
+        return False
+    magnitude = np.abs(np.array(seen, dtype=np.float64))
+    return bool(np.all((magnitude == 0) | ((magnitude >= FLOAT32_RANGE[0]) & (magnitude <= FLOAT32_RANGE[1]))))
+
+
+# ---------------------------------------------------------------- random genomes (hypothesis)
+
+def parameters(limit: float):
+    """0.0 or a magnitude in [1e-3, limit] of either sign, as neat-python's parameters are."""
+    return st.one_of(st.just(0.0), st.floats(1e-3, limit), st.floats(-limit, -1e-3))
+
+
+weights, biases, responses = parameters(3.0), parameters(2.0), st.one_of(st.just(1.0), parameters(2.0))
+
+
+@st.composite
+def policies(draw, recurrent: bool):
+    """(layout, nodes, links): several sensors, both action kinds, hidden nodes, disabled links,
+    unreachable nodes, outputs feeding other nodes; every built-in function."""
+    continuous = draw(st.integers(0, 3))
+    layout = Layout(tuple(draw(st.lists(st.integers(1, 3), min_size=1, max_size=3))), continuous,
+                    tuple(draw(st.lists(st.integers(1, 3), min_size=0 if continuous else 1, max_size=2))))
+    keys = list(range(layout.outputs + draw(st.integers(0, 4))))
+    nodes = {k: (draw(st.sampled_from(ACTIVATIONS)), draw(st.sampled_from(AGGREGATIONS)), draw(biases),
+                 draw(responses)) for k in keys}
+    order = {k: i for i, k in enumerate(draw(st.permutations(keys)))}  # feed-forward: links run forward
+    sources = [-i - 1 for i in range(layout.inputs)] + keys
+    pairs = [(s, t) for s in sources for t in keys if recurrent or s < 0 or order[s] < order[t]]
+    chosen = draw(st.lists(st.sampled_from(pairs), max_size=14, unique=True))
+    links = [(s, t, draw(weights), draw(st.sampled_from([True, True, True, False]))) for s, t in chosen]
+    return layout, nodes, links
+
+
+def report(parity: Parity) -> None:
+    """Hypothesis statistics (pytest --hypothesis-show-statistics): how often the exemptions apply."""
+    event(f"ill-conditioned continuous values: {'some' if parity.exempt else 'none'}")
+    event(f"discrete near-ties: {'some' if parity.near_ties else 'none'}")
+
+
+parity_settings = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+@parity_settings
+@given(policy=policies(recurrent=False), seed=st.integers(0, 2**32 - 1), scale=st.sampled_from([0.5, 3.0]))
+def test_feed_forward_models_act_as_neat_python(configs, policy, seed, scale):
+    """Random feed-forward genomes and observations: the model's actions are neatpar's policy on
+    neat-python's FeedForwardNetwork (continuous within 1e-4, choices equal but for near-ties)."""
+    layout, nodes, links = policy
+    config = configs(layout.inputs, layout.outputs)
+    genome = hand_genome(config, nodes, links)
+    rng = np.random.default_rng(seed)
+    episode = random_episode(layout, rng, rows=8, steps=1, scale=scale)
+    assume(within_float32_range(genome, config, episode, False))
+    report(assert_policy_parity(genome, config, layout, episode, False, rng))
+
+
+@parity_settings
+@given(policy=policies(recurrent=True), seed=st.integers(0, 2**32 - 1), scale=st.sampled_from([0.5, 3.0]),
+       steps=st.integers(1, 6))
+def test_recurrent_models_act_as_neat_python_with_memory_carried(configs, policy, seed, scale, steps):
+    """Random recurrent genomes over sequences of 1-6 steps, memory carried through recurrent_in /
+    recurrent_out: the actions follow neat-python's RecurrentNetwork step by step."""
+    layout, nodes, links = policy
+    config = configs(layout.inputs, layout.outputs)
+    genome = hand_genome(config, nodes, links)
+    rng = np.random.default_rng(seed)
+    episode = random_episode(layout, rng, rows=6, steps=steps, scale=scale)
+    assume(within_float32_range(genome, config, episode, True))
+    report(assert_policy_parity(genome, config, layout, episode, True, rng))
+
+
+# ---------------------------------------------------------------- every function, and structure
+
+PAIR_LAYOUT = Layout((2, 1), continuous=4, branches=(3,))
+PAIR_INPUTS = np.array([[0.0, 0.0, 0.0], [-0.0, 0.0, -0.0], [0.3, -0.2, 0.1], [1.0, -2.0, 0.5], [15.0, -15.0, 3.0],
+                        [1e-8, -1e-8, 0.0], [0.2, 0.2, 0.2], [-0.7, 0.05, 0.9], [2.5, 1.5, -3.0]], dtype=np.float32)
+
+
+def pair_genome(config, activation: str, aggregation: str):
+    """Every node computes the function pair under test, except the probes: outputs that pass
+    another node's value on scaled by 0.05, so that values beyond [-1, 1] are compared too."""
+    f = (activation, aggregation)
+    probe = ("identity", "sum", 0.0, 1.0)
+    return hand_genome(config, {
+        0: (*f, 0.3, -1.7), 1: (*f, 0.0, 1.0), 2: probe, 3: probe, 4: (*f, 0.1, 0.5), 5: probe, 6: (*f, -0.2, 0.8),
+        7: (*f, -0.5, 0.9),    # hidden, four inputs (median of an even count)
+        8: (*f, 1.0, 1.0),     # no inputs reach it: a bias neuron
+    }, [(-1, 0, 1.5, True), (-2, 0, -0.7, True), (-3, 0, 2.0, False), (8, 0, 0.1, True), (7, 1, 2.5, True),
+        (0, 2, 0.05, True), (7, 3, 0.05, True), (-1, 4, 0.9, True), (-2, 4, 0.6, True), (-3, 4, -0.4, True),
+        (1, 5, 0.05, True), (0, 6, -0.3, True), (-3, 6, 1.2, True), (-1, 7, 0.3, True), (-2, 7, -1.1, True),
+        (-3, 7, 0.8, True), (8, 7, 0.4, True)])
+
+
+@pytest.mark.parametrize("activation", ACTIVATIONS)
+@pytest.mark.parametrize("aggregation", AGGREGATIONS)
+def test_every_function_pair(configs, activation, aggregation):
+    config = configs(3, 7)
+    genome = pair_genome(config, activation, aggregation)
+    rng = np.random.default_rng(0)
+    for recurrent in (False, True):
+        masks = [[np.zeros((len(PAIR_INPUTS), 3), bool)] for _ in range(3)]
+        episode = Episode([PAIR_INPUTS] * 3, masks)
+        assert within_float32_range(genome, config, episode, recurrent)
+        parity = assert_policy_parity(genome, config, PAIR_LAYOUT, episode, recurrent, rng)
+        assert parity.compared and parity.exempt <= parity.compared // 4
+
+
+def test_ties_and_scores_beyond_float32_resolve_as_neatpar(configs):
+    """Exact ties go as neat-python and numpy break them (maxabs keeps the first of equal
+    magnitudes, a branch takes the first of equal scores), the median of duplicates is one of
+    them, and an allowed action whose score is beyond float32's range (-1.5e78 here, -inf in
+    float32) still beats masked ones."""
+    config = configs(2, 5)
+    layout = Layout((2,), continuous=2, branches=(3,))
+    genome = hand_genome(config, {
+        0: ("identity", "maxabs", 0.0, 1.0), 1: ("identity", "median", 0.0, 1.0),
+        2: ("clamped", "sum", 0.0, 1.0), 3: ("clamped", "sum", 0.0, 1.0), 4: ("identity", "sum", 0.0, 1.0),
+        10: ("cube", "sum", 0.0, 1.0), 11: ("exp", "sum", 60.0, 1.0), 12: ("identity", "sum", 0.0, 1.0),
+    }, [(-1, 0, 1.0, True), (-2, 0, 1.0, True), (-1, 12, 1.0, True), (-1, 1, 1.0, True), (12, 1, 1.0, True),
+        (-2, 1, 1.0, True), (-1, 2, 10.0, True), (-2, 3, -10.0, True), (11, 10, 1.0, True), (10, 4, -1.0, True)])
+    x = np.array([[0.5, -0.5], [-0.5, 0.5]] * 4, dtype=np.float32)
+    allowed = [[True] * 3, [False, True, True], [False, False, True], [False] * 3]
+    masks = [[~np.repeat(np.array(allowed), 2, axis=0)]]
+    episode = Episode([x], masks)
+    (continuous, discrete), = model_actions(exported(genome, config, layout), layout, episode)
+    expected = outputs_to_actions(layout, neat_outputs(genome, config, episode, False)[0], masks[0])
+    assert continuous.tolist() == expected.continuous.tolist() == [[0.5, 0.5], [-0.5, -0.5]] * 4
+    assert discrete.tolist() == expected.discrete.tolist() == [[0], [0], [1], [1], [2], [2], [0], [0]]
+
+
+def structure_genome(config):
+    """Disabled links, an unreachable node, an output feeding another output and a hidden node,
+    a bias neuron and a self-loop (recurrent only)."""
+    return hand_genome(config, {
+        0: ("tanh", "sum", 0.1, 1.0), 1: ("sigmoid", "max", -0.3, 1.2), 2: ("identity", "mean", 0.0, 1.0),
+        10: ("relu", "sum", 0.2, 1.0),       # hidden, fed by output 0
+        11: ("sin", "product", 0.5, 1.0),    # unreachable: its only way out is disabled
+        12: ("gauss", "sum", 0.7, 1.0),      # a bias neuron feeding output 2
+        13: ("cube", "sum", 0.0, 1.0),       # reachable only through a disabled link
+    }, [(-1, 0, 0.8, True), (-2, 0, -0.5, True), (0, 1, 1.3, True), (0, 10, 0.9, True), (10, 1, -0.6, True),
+        (-3, 11, 1.1, True), (11, 2, 0.4, False), (12, 2, 1.5, True), (-1, 13, 2.0, True), (13, 2, 0.3, False),
+        (-4, 2, 0.25, True), (10, 10, 0.5, True)])
+
+
+@pytest.mark.parametrize("recurrent", [False, True])
+def test_structure_follows_neat_python(configs, recurrent):
+    config = configs(4, 3)
+    genome = structure_genome(config)
+    if not recurrent:
+        del genome.connections[(10, 10)]  # feed-forward genomes have no cycles
+    layout = Layout((3, 1), continuous=1, branches=(2,))
+    episode = random_episode(layout, np.random.default_rng(1), rows=5, steps=4, scale=1.0)
+    assert_policy_parity(genome, config, layout, episode, recurrent, np.random.default_rng(2))
+    model = exported(genome, config, layout, recurrent)
+    net = neat.nn.RecurrentNetwork.create(genome, config)
+    # Memory holds exactly the nodes neat-python's RecurrentNetwork evaluates; none without it.
+    assert memory_size(model) == (len(net.node_evals) if recurrent else 0)
+
+
+# ---------------------------------------------------------------- float32 precision, measured
+
+def test_float32_precision_on_genomes_evolved_by_neat_python(configs):
+    """The documented precision (onnx_export's docstring): on genomes mutated by neat-python's own
+    operators with every function, well-conditioned continuous actions are within 1e-4 (measured
+    worst 1.3e-5), fewer than 1% of the values are ill-conditioned (measured 0.04% to 0.4%) and
+    fewer than 2% of the choices are near-ties (measured 0.01% to 0.5%)."""
+    layout = Layout((2, 3), continuous=2, branches=(3,))
+    config = configs(5, 5)
+    total = Parity()
+    for recurrent, seed in ((False, 3), (True, 4)):
+        rng = np.random.default_rng(seed)
+        for genome in list(neat.Population(config, seed=seed).population.values())[:12]:
+            for _ in range(30):
+                genome.mutate(config.genome_config)
+            episode = random_episode(layout, rng, rows=16, steps=4 if recurrent else 1, scale=3.0)
+            if not within_float32_range(genome, config, episode, recurrent):
+                continue
+            total += assert_policy_parity(genome, config, layout, episode, recurrent, rng)
+    assert total.compared > 1000 and total.exempt < 0.01 * total.compared
+    assert total.worst < 5e-5
+    assert total.choices > 500 and total.near_ties < 0.02 * total.choices
+
+
+# ---------------------------------------------------------------- ML-Agents' C# loader
+
+TENSOR_GENERATORS = {"batch_size", "sequence_length", "recurrent_in", "prev_action", "action_masks", "epsilon"}
+
+
+def value_info(values) -> dict:
+    def shape(v):
+        return [d.dim_param or d.dim_value for d in v.type.tensor_type.shape.dim]
+    return {v.name: (v.type.tensor_type.elem_type, shape(v)) for v in values}
+
+
+def read_like_ml_agents(model: onnx.ModelProto, sensors: list, continuous: int, branches: tuple,
+                        deterministic: bool) -> list:
+    """The checks of ML-Agents 3.0's C# loader (Runtime/Inference), on this model and a behavior
+    with these sensor sizes and action spec; returns the failed checks' messages.
+
+    SentisModelInfo runs the model once on zero inputs of batch 1 (dynamic dimensions read as 1)
+    and keeps every output; every input is created as a float tensor (GetInputTensors)."""
+    inputs, outputs = value_info(model.graph.input), value_info(model.graph.output)
+    session = checked_session(model)
+    zeros = {name: np.zeros([1 if isinstance(d, str) else d for d in shape], np.float32)
+             for name, (_, shape) in inputs.items()}
+    ran = dict(zip([o.name for o in session.get_outputs()], session.run(None, zeros)))
+    failed = []
+
+    def constant(name):  # GetTensorByName; (Tensor<float>) casts throw on any other type
+        if name not in ran:
+            return None
+        assert outputs[name][0] == TensorProto.FLOAT, f"{name} is read as Tensor<float>"
+        return ran[name]
+
+    def contains(name):  # OutputsContainName: a substring match over the output names
+        return any(name in o for o in outputs)
+
+    # SentisModelInfo.CheckExpectedTensors
+    if constant("version_number") is None or constant("memory_size") is None:
+        return ["Required constant version_number / memory_size was not found in the model file."]
+    if not any(contains(n) for n in ("continuous_actions", "discrete_actions")):
+        return ["The model does not contain any Action Output Node."]
+    if contains("continuous_actions") and constant("continuous_action_output_shape") is None:
+        return ["The model uses continuous action but does not contain Continuous Action Output Shape Node."]
+    if contains("discrete_actions") and constant("discrete_action_output_shape") is None:
+        return ["The model uses discrete action but does not contain Discrete Action Output Shape Node."]
+    version, memory = int(constant("version_number")[0]), int(constant("memory_size")[0])
+    # SentisModelParamLoader.CheckModelVersion (MinSupportedVersion 2, MaxSupportedVersion 3)
+    if not 2 <= version <= 3:
+        failed.append(f"Model version {version} is not supported")
+    # SentisModelInfo.CheckContinuousOutputs / CheckDiscreteOutputs / CheckDiscreteOutputSize
+    continuous_name = "deterministic_continuous_actions" if deterministic else "continuous_actions"
+    discrete_name = "deterministic_discrete_actions" if deterministic else "discrete_actions"
+    continuous_size = int(constant("continuous_action_output_shape")[0]) if contains("continuous_actions") else 0
+    discrete_shape = constant("discrete_action_output_shape")
+    has_continuous = continuous_name in outputs and continuous_size > 0
+    has_discrete = discrete_name in outputs and discrete_shape is not None and int(discrete_shape.sum()) > 0
+    # SentisModelParamLoader.CheckInputTensorPresence
+    for i in range(len(sensors)):
+        if f"obs_{i}" not in inputs:
+            failed.append(f"The model does not contain an Observation Placeholder Input for sensor component {i}.")
+    if memory > 0 and "recurrent_in" not in inputs:
+        failed.append("The model does not contain a Recurrent Input Node but has memory_size.")
+    if has_discrete and "action_masks" not in inputs:
+        failed.append("The model does not contain an Action Mask but is using Discrete Control.")
+    # SentisModelParamLoader.CheckInputTensorShape (CheckRankOneObsShape: TensorProxy.Channels is
+    # the last dimension of a rank-2 tensor) and TensorGenerator.GenerateTensors (a generator per input)
+    known = TENSOR_GENERATORS | {f"obs_{i}" for i in range(len(sensors))}
+    for name, (elem, shape) in inputs.items():
+        assert elem == TensorProto.FLOAT, f"input {name} is fed as a float tensor"
+        assert isinstance(shape[0], str), f"input {name} has a dynamic batch dimension"
+        if name not in known:
+            failed.append(f"Model contains an unexpected input named : {name}")
+        elif name.startswith("obs_") and (len(shape) != 2 or shape[-1] != sensors[int(name[4:])]):
+            failed.append(f"An Observation of the model does not match: {shape} for a sensor of "
+                          f"{sensors[int(name[4:])]}")
+    # SentisModelParamLoader.CheckOutputTensorShape
+    if continuous_size != continuous:
+        failed.append(f"Continuous Action Size of the model does not match: {continuous} vs {continuous_size}.")
+    model_branches = [] if discrete_shape is None else discrete_shape.reshape(-1).tolist()
+    if model_branches != list(branches):
+        failed.append(f"Discrete Action Size of the model does not match: {branches} vs {model_branches}.")
+    # SentisModelParamLoader.CheckOutputTensorPresence and SentisModelInfo.GetOutputNames (what
+    # ModelRunner fetches and TensorApplier applies: Tensor<float> continuous, Tensor<int> discrete,
+    # recurrent_out read as [agent, 0, j] with Width() = memory size)
+    fetched = ([continuous_name] if has_continuous else []) + ([discrete_name] if has_discrete else [])
+    if memory > 0:
+        if "recurrent_out" not in outputs:
+            failed.append("The model does not contain a Recurrent Output Node but has memory_size.")
+        else:
+            fetched.append("recurrent_out")
+            assert outputs["recurrent_out"][1][1:] == [1, memory] and inputs["recurrent_in"][1][1:] == [1, memory]
+    for name in fetched:
+        assert name in outputs, f"{name} is fetched"
+        assert outputs[name][0] == (TensorProto.INT64 if "discrete" in name else TensorProto.FLOAT)
+    return failed
+
+
+@pytest.mark.parametrize("recurrent", [False, True])
+@pytest.mark.parametrize("continuous, branches", [(2, ()), (0, (3, 2)), (1, (4,))])
+@pytest.mark.parametrize("deterministic", [False, True])
+def test_ml_agents_loader_accepts_the_model(configs, recurrent, continuous, branches, deterministic):
+    """ML-Agents 3.0's C# checks (read_like_ml_agents) pass for feed-forward and recurrent models of
+    every kind of action, with and without deterministic inference, and fail for a behavior with
+    other sensors or actions."""
+    sensors = [3, 1]
+    layout = Layout(tuple(sensors), continuous, branches)
+    config = configs(layout.inputs, layout.outputs)
+    hidden = layout.outputs
+    genome = hand_genome(config, {k: ("tanh", "sum", 0.1 * k, 1.0) for k in range(hidden + 1)},
+                         [(-1, 0, 0.5, True), (-2, hidden, 0.7, True), (hidden, 0, 1.0, True),
+                          (-4, hidden - 1, -0.4, True)])
+    model = exported(genome, config, layout, recurrent)
+    assert read_like_ml_agents(model, sensors, continuous, branches, deterministic) == []
+    assert (memory_size(model) > 0) == recurrent
+    # The same model for another behavior is refused by the same checks, naming what differs.
+    assert any("Observation" in f for f in read_like_ml_agents(model, [3, 2], continuous, branches, deterministic))
+    assert any("Continuous" in f for f in read_like_ml_agents(model, sensors, continuous + 1, branches, deterministic))
+    assert any("Discrete" in f for f in read_like_ml_agents(model, sensors, continuous, branches + (2,), deterministic))
+    assert any("Observation Placeholder" in f for f in read_like_ml_agents(model, sensors + [2], continuous, branches,
+                                                                            deterministic))
+
+
+def test_model_matches_ml_agents_own_exports_in_form(configs):
+    """Opset 9 as ML-Agents exports, an IR version onnxruntime reads, float32 constants of the
+    shapes ML-Agents writes, a dynamic batch on every action output, and nothing else."""
+    layout = Layout((3, 1), continuous=1, branches=(2,))
+    model = exported(structure_genome(configs(4, 3)), configs(4, 3), layout, recurrent=True)
+    assert [(o.domain, o.version) for o in model.opset_import] == [("", 9)] and model.ir_version == 4
+    inputs, outputs = value_info(model.graph.input), value_info(model.graph.output)
+    assert list(inputs) == ["obs_0", "obs_1", "action_masks", "recurrent_in"]
+    assert list(outputs) == ["version_number", "memory_size", "continuous_actions", "continuous_action_output_shape",
+                             "deterministic_continuous_actions", "discrete_actions", "discrete_action_output_shape",
+                             "deterministic_discrete_actions", "recurrent_out"]
+    m = memory_size(model)
+    assert outputs["version_number"] == (TensorProto.FLOAT, [1]) and outputs["memory_size"] == (TensorProto.FLOAT, [1])
+    assert outputs["discrete_action_output_shape"] == (TensorProto.FLOAT, [1, 1])
+    assert outputs["discrete_actions"] == (TensorProto.INT64, ["batch", 1])
+    assert outputs["continuous_actions"] == (TensorProto.FLOAT, ["batch", 1])
+    assert outputs["recurrent_out"] == (TensorProto.FLOAT, ["batch", 1, m])
+
+
+# On Barracuda's Documentation~/SupportedOperators.md and Sentis 2.1's supported-operators.md (float
+# on the CPU, GPUCompute and GPUPixel backends).
+ON_BOTH_LISTS = {"Identity", "Slice", "Concat", "Flatten", "Unsqueeze", "Mul", "Add", "Sub", "Div", "Sum", "Max",
+                 "Min", "Abs", "Relu", "LeakyRelu", "Elu", "Selu", "Sigmoid", "Tanh", "Sin", "Exp", "Log",
+                 "Reciprocal", "Clip", "Greater", "Where", "Cast", "ReduceMax", "ArgMax"}
+
+
+def test_every_function_uses_only_operators_both_unity_engines_support(configs):
+    used = set()
+    for activation in ACTIVATIONS:
+        for aggregation in AGGREGATIONS:
+            for recurrent in (False, True):
+                model = exported(pair_genome(configs(3, 7), activation, aggregation), configs(3, 7),
+                                      PAIR_LAYOUT, recurrent)
+                used |= {n.op_type for n in model.graph.node}
+    assert used == ON_BOTH_LISTS
+
+
+# ---------------------------------------------------------------- errors and files
+
+def twice(z):
+    return 2.0 * z
+
+
+def first(values):
+    return values[0] if values else 0.0
+
+
+def test_functions_registered_on_the_config_are_refused_by_name(tmp_path):
+    config = make_config(tmp_path, num_inputs=2, num_outputs=1, activation_options="sigmoid twice",
+                         aggregation_options="sum first")
+    config.genome_config.add_activation("twice", twice)
+    config.genome_config.add_aggregation("first", first)
+    genome = hand_genome(config, {0: ("twice", "first", 0.0, 1.0)}, [(-1, 0, 1.0, True)])
+    with pytest.raises(ExportError, match="'twice' \\(activation\\), 'first' \\(aggregation\\)") as error:
+        export_policy(genome, config, Layout((2,), 1), recurrent=False)
+    assert "\n" not in str(error.value)
+    config.genome_config.add_activation("sigmoid", twice)  # a built-in name redefined by the user
+    genome = hand_genome(config, {0: ("sigmoid", "sum", 0.0, 1.0)}, [(-1, 0, 1.0, True)])
+    with pytest.raises(ExportError, match="'sigmoid' \\(activation\\)"):
+        export_policy(genome, config, Layout((2,), 1), recurrent=False)
+
+
+def test_layouts_that_do_not_fit_are_one_line_errors(configs):
+    config = configs(4, 3)
+    genome = structure_genome(config)
+    cases = [
+        (lambda: export_policy(genome, config, Layout((3, 2), 1, (2,))), "num_inputs = 4.*observes 5 values"),
+        (lambda: export_policy(genome, config, Layout((4,), 3, (2,))), "num_outputs = 3.*takes 5 action values"),
+        (lambda: export_policy(genome, config, Layout((4,), 0, ())), "no actions"),
+        (lambda: export_policy(genome, config, Layout((0, 4), 3)), "observation sizes"),
+        (lambda: export_policy(genome, config, Layout((4,), 1, (0,))), "branch sizes >= 1"),
+    ]
+    for make, message in cases:
+        with pytest.raises(ExportError, match=message) as error:
+            make()
+        assert "\n" not in str(error.value)
+
+
+def test_save_policy_writes_the_model_atomically(configs, tmp_path):
+    config = configs(4, 3)
+    model = exported(structure_genome(config), config, Layout((3, 1), 1, (2,)))
+    path = tmp_path / "winner.onnx"
+    path.write_bytes(b"an older model")
+    save_policy(model, str(path))
+    assert onnx.load(str(path)) == model
+    assert os.listdir(tmp_path) == ["winner.onnx"]
+
+
+# ---------------------------------------------------------------- a real episode
+
+def on_a_cycle(node, edges) -> bool:
+    """Whether `node` can reach itself along `edges` ((source, target) pairs)."""
+    seen, stack = set(), [b for a, b in edges if a == node]
+    while stack:
+        n = stack.pop()
+        if n == node:
+            return True
+        if n not in seen:
+            seen.add(n)
+            stack += [b for a, b in edges if a == n]
+    return False
+
+
+def ball_genome(tmp_path):
+    """A recurrent genome for the ball task: neat-python's first generation mutated by its own
+    operators, the first with a hidden node on a loop (its value feeds back into itself)."""
+    config = make_config(tmp_path, num_inputs=8, num_outputs=2, feed_forward="false",
+                         activation_options="tanh sigmoid relu", activation_mutate_rate=0.3)
+    population = neat.Population(config, seed=7)
+    for genome in population.population.values():
+        for _ in range(12):
+            genome.mutate(config.genome_config)
+        evaluated = {node for node, *_ in neat.nn.RecurrentNetwork.create(genome, config).node_evals}
+        edges = [k for k, c in genome.connections.items() if c.enabled and k[0] in evaluated and k[1] in evaluated]
+        if any(on_a_cycle(n, edges) for n in evaluated - {0, 1}):
+            return genome, config
+    raise AssertionError("no genome with a hidden node on a loop")
+
+
+def test_a_real_ball_episode_replays_the_same_actions(tmp_path):
+    genome, config = ball_genome(tmp_path)
+    population = RecurrentPopulation.create([genome], config)
+    recorded: dict[int, list] = {}   # agent -> [(observation, action)] over its first episode
+    finished: set[int] = set()
+    with simulator("ball", args=["--agents", "3", "--max-steps", "150"], seed=5) as env:
+        env.reset()
+        behavior = next(iter(env.behavior_specs))
+        spec = env.behavior_specs[behavior]
+        layout = layout_of(behavior, spec)
+        while len(finished) < 3:
+            decision, terminal = env.get_steps(behavior)
+            finished.update(int(a) for a in terminal.agent_id)
+            if len(decision):
+                rows = decision.agent_id.astype(np.int64)
+                obs = np.concatenate([o.reshape(len(decision), -1) for o in decision.obs], axis=1)
+                population.reset(rows[np.isin(rows, list(terminal.agent_id))])  # a new episode starts clean
+                actions = outputs_to_actions(layout, population.activate(obs, np.zeros(len(rows), np.int64), rows),
+                                             decision.action_mask)
+                for i, agent in enumerate(rows.tolist()):
+                    if agent not in finished:
+                        recorded.setdefault(agent, []).append((obs[i], actions.continuous[i]))
+                env.set_actions(behavior, actions)
+            env.step()
+    model = exported(genome, config, layout, recurrent=True)
+    assert memory_size(model) > 0
+    session = checked_session(model)
+    steps = max(len(r) for r in recorded.values())
+    assert steps > 20 and len(recorded) == 3
+    memory = np.zeros((3, 1, memory_size(model)), np.float32)
+    agents = sorted(recorded)
+    for t in range(steps):
+        live = [k for k, a in enumerate(agents) if t < len(recorded[a])]  # agents still in their episode
+        obs = np.stack([recorded[agents[k]][t][0] for k in live])
+        continuous, out_memory = session.run(["continuous_actions", "recurrent_out"],
+                                             {"obs_0": obs, "recurrent_in": memory[live]})
+        memory[live] = out_memory
+        expected = np.stack([recorded[agents[k]][t][1] for k in live])
+        assert np.abs(continuous - expected).max() <= TOLERANCE, f"step {t}"
