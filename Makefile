@@ -5,7 +5,7 @@ PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.neatpar-installed
-EXTRAS ?= test,plot,ray
+EXTRAS ?= test,plot,ray,gym
 
 .PHONY: venv demo test test-fast bench clean
 

@@ -1,5 +1,10 @@
 """Run inside one environment (fast or stock): times env.step() of the ball simulator and the
-simulator's own compute per step (from its log); prints one JSON line. Used by bench_wire.py."""
+simulator's own compute per step (from its log); prints one JSON line. Used by bench_wire.py.
+
+usage: _step_probe.py AGENTS STEPS WORKER_ID [plain|bulk|mlagents]
+plain: mlagents-envs' UnityEnvironment as it comes (the only mode of the stock stack); bulk and
+mlagents: neatpar's bridge (its communicator) with the bulk step codec or mlagents-envs' own.
+"""
 import json
 import os
 import re
@@ -10,34 +15,47 @@ import time
 
 import numpy as np
 from mlagents_envs.base_env import ActionTuple
-from mlagents_envs.environment import UnityEnvironment
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BALL = os.path.join(ROOT, "unity_builds", "ball")
+WARM_UP = 20
 
 
-def main(agents: int, steps: int, worker_id: int) -> None:
+def open_environment(mode: str, agents: int, worker_id: int, logs: str):
+    """The environment to time and a function that closes it."""
+    args = ["--agents", str(agents), "--max-steps", "100000"]
+    if mode == "plain":
+        from mlagents_envs.environment import UnityEnvironment
+        env = UnityEnvironment(BALL, worker_id=worker_id, no_graphics=True, additional_args=args, log_folder=logs)
+        return env, env.close
+    from neatpar.envs.unity.bridge import SimulatorBridge
+    bridge = SimulatorBridge(BALL, args=args, log_folder=logs, worker_id=worker_id, bulk=mode == "bulk")
+    return bridge.env, bridge.close
+
+
+def main(agents: int, steps: int, worker_id: int, mode: str) -> None:
     logs = tempfile.mkdtemp(prefix="neatpar-bench-")
-    env = UnityEnvironment(os.path.join(ROOT, "unity_builds", "ball"), worker_id=worker_id, no_graphics=True,
-                           additional_args=["--agents", str(agents), "--max-steps", "100000"], log_folder=logs)
+    env, close = open_environment(mode, agents, worker_id, logs)
     try:
         env.reset()
         name = list(env.behavior_specs)[0]
         times = []
-        for step in range(steps + 20):
+        for step in range(steps + WARM_UP):
             decision, _ = env.get_steps(name)
             env.set_actions(name, ActionTuple(continuous=np.zeros((len(decision), 2), np.float32)))
             start = time.perf_counter()
             env.step()
-            if step >= 20:
+            if step >= WARM_UP:
                 times.append(time.perf_counter() - start)
+        worker_id = getattr(env, "_worker_id", worker_id)
     finally:
-        env.close()
+        close()
     log = open(os.path.join(logs, f"Player-{worker_id}.log")).read()
     compute = [float(x) for x in re.findall(r"compute_ms ([0-9.]+)", log)][-steps:]
     from google.protobuf.internal import api_implementation
-    print(json.dumps({"agents": agents, "step_ms": statistics.median(times) * 1e3,
+    print(json.dumps({"agents": agents, "mode": mode, "step_ms": statistics.median(times) * 1e3,
                       "sim_ms": statistics.median(compute), "backend": api_implementation.Type()}))
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]))
+    main(int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] if len(sys.argv) > 4 else "plain")

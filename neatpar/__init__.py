@@ -1,4 +1,4 @@
-"""neatpar: parallel NEAT neuroevolution, with a bridge to Unity ML-Agents simulators.
+"""neatpar: parallel NEAT neuroevolution on Unity ML-Agents simulators and Gymnasium environments.
 
 Importing neatpar changes nothing outside it: what the spawn pool needs in multiprocessing and
 threading is installed when the first pool starts.
@@ -11,6 +11,7 @@ from .errors import (
     LiveHandleError,
     NeatparError,
     SimulatorError,
+    TransferError,
     UnguardedScriptError,
     WorkerStartError,
 )
@@ -21,10 +22,10 @@ __version__ = "0.2.0"
 
 
 def __getattr__(name):
-    # The Unity side pulls in mlagents-envs and gRPC: imported only when asked for.
-    if name == "UnityEvaluator":
-        from .run.evaluator import UnityEvaluator
-        return UnityEvaluator
+    # The evaluator pulls in the runner, env hosts and Ray's glue: imported only when asked for.
+    if name in ("EnvEvaluator", "UnityEvaluator"):
+        from .run import evaluator
+        return getattr(evaluator, name)
     if name == "Settings":
         from .settings import Settings
         return Settings
@@ -34,6 +35,7 @@ def __getattr__(name):
 __all__ = [
     "ClearedGlobalError",
     "ConfigError",
+    "EnvEvaluator",
     "FitnessError",
     "GenomeEvaluationError",
     "LiveHandleError",
@@ -42,6 +44,7 @@ __all__ = [
     "Pool",
     "Settings",
     "SimulatorError",
+    "TransferError",
     "UnguardedScriptError",
     "UnityEvaluator",
     "WorkerStartError",

@@ -1,4 +1,5 @@
-"""`neatpar evolve` and `neatpar play`: a thin layer over UnityEvaluator and the run folder.
+"""`neatpar evolve`, `play` and `export`: a thin layer over EnvEvaluator, the run folder and the
+exporter.
 
 Exit status: 0 done, 2 bad input (one line naming the fix), 1 failure during the run (also
 complete extinction, with the run folder complete), 130 after Ctrl+C and 143 after SIGTERM (a
@@ -7,9 +8,11 @@ checkpoint of the interrupted generation is saved).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import random
+import shutil
 import signal
 import statistics
 import sys
@@ -19,12 +22,15 @@ from dataclasses import dataclass
 import neat
 
 from . import __version__
-from .errors import ConfigError, NeatparError, Terminated
+from .errors import ConfigError, ExportError, NeatparError, Terminated
+from .export import choose_behavior, layouts_for, write_model, write_winner_models
 from .genome_io import load_genome
+from .progress import GenerationBar
 from .reporters import RunRecorder
 from .run.evaluator import UnityEvaluator
-from .run_folder import RunFolder, load_checkpoint
+from .run_folder import RunFolder, load_behaviors, load_checkpoint
 from .settings import Settings, Source, flags, load
+from .tensorboard import EventLog
 
 SECURITY_NOTE = (
     "Checkpoints and .pickle genomes are pickles, and loading a pickle runs code: neatpar only loads "
@@ -108,19 +114,24 @@ def evolve(args) -> int:
     folder = RunFolder(out)
     evaluator.log_folder = folder.logs
     population, rows = start.population, start.rows
-    recorder = RunRecorder(population, evaluator, folder, settings.checkpoint_interval, args.quiet, rows)
+    events = EventLog(folder.path, resume_at=start.done if args.resume else None)
+    bar = GenerationBar(enabled=False if args.quiet else None)  # drawn only on a terminal
+    evaluator.progress = bar.update if bar.enabled else None
+    recorder = RunRecorder(population, evaluator, folder, settings.checkpoint_interval, args.quiet, rows,
+                           events, bar)
     population.add_reporter(recorder)
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     completed_before, kept = len(rows), False
     try:
         if not args.quiet:
             print(f"neatpar evolve: {args.config} -> {folder.path} (generations {start.done}.."
-                  f"{settings.generations - 1})", flush=True)
+                  f"{settings.generations - 1}); watch it: tensorboard --logdir {_logdir(folder.path)}", flush=True)
         try:
-            population.run(evaluator.evaluate, settings.generations - start.done)
+            with _warnings_above(bar):
+                population.run(evaluator.evaluate, settings.generations - start.done)
         except neat.CompleteExtinctionException:
             kept = True
-            _finish(folder, evaluator, config, rows, args.quiet)
+            _finish(folder, evaluator, config, settings, rows, args)
             path = recorder.save_interrupted()
             print(f"neatpar: error: every species went extinct in generation {recorder.generation} (neat-python's "
                   f"complete extinction): set reset_on_extinction = True in [NEAT], or keep species with "
@@ -128,35 +139,105 @@ def evolve(args) -> int:
                   f"generation in {path}", file=sys.stderr)
             return 1
         kept = True
-        _finish(folder, evaluator, config, rows, args.quiet)
+        _finish(folder, evaluator, config, settings, rows, args)
         return 0
     except (KeyboardInterrupt, Terminated) as stop:
+        second = SecondSignal(evaluator)
+        bar.close()
         if recorder.snapshot:
             path = recorder.save_interrupted()
             kept = True
-            print(f"\ninterrupted: checkpoint {path}; resume with --resume {path}", file=sys.stderr)
+            print(f"\ninterrupted: checkpoint {path}; resume with --resume {path}", file=sys.stderr, flush=True)
         else:
-            print("\ninterrupted before the first generation started", file=sys.stderr)
+            print("\ninterrupted before the first generation started", file=sys.stderr, flush=True)
+        second.release()
         return 143 if isinstance(stop, Terminated) else 130
     finally:
+        bar.close()
         evaluator.close()
+        events.close()  # before a discard: no writer thread is left with a file in the folder
         signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         if not kept and len(rows) == completed_before:  # nothing of this run was completed
             folder.discard()
 
 
-def _finish(folder: RunFolder, evaluator: UnityEvaluator, config, rows: list, quiet: bool) -> None:
-    """The winner files and the plot of a run that ended (the simulator is no longer needed)."""
+class SecondSignal:
+    """After the first Ctrl+C or SIGTERM, a second one kills what the run started and ends the
+    process at once, quietly (exit 130 or 143); while the first one's checkpoint is being written
+    it waits for the write to end (`release`)."""
+
+    def __init__(self, evaluator: UnityEvaluator):
+        self.evaluator, self.held, self.pending = evaluator, True, None
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, self._on_signal)
+
+    def _on_signal(self, signum, frame) -> None:
+        if self.held:
+            self.pending = signum
+        else:
+            self._quit(signum)
+
+    def release(self) -> None:
+        self.held = False
+        if self.pending is not None:
+            self._quit(self.pending)
+
+    def _quit(self, signum: int) -> None:
+        self.evaluator.kill()
+        os._exit(128 + signum)
+
+
+def _finish(folder: RunFolder, evaluator: UnityEvaluator, config, settings: Settings, rows: list, args) -> None:
+    """The winner files, its models for Unity and the plot of a run that ended (the simulator is
+    no longer needed)."""
     evaluator.close()
     # The best genome found, as it was when it scored best (neat-python's best_genome is the
     # live object, whose fitness a later generation may have overwritten).
     best = evaluator.champion
     files = folder.save_winner(best, config)
-    plot = folder.plot(rows)
-    if not quiet:
+    try:
+        files += write_winner_models(best, config, settings, load_behaviors(folder.path) or {}, folder.path)
+    except ExportError as error:  # e.g. a function registered on the config: the run itself is fine
+        print(f"neatpar: warning: no winner.onnx: {error}", file=sys.stderr)
+    plots = folder.plot(rows)
+    if not args.quiet:
         print(f"\nwinner: genome {best.key}, fitness {best.fitness:.3f}")
-        for path in files + ([plot] if plot else []):
+        for path in files + plots:
             print(f"  {path}")
+        winner = _shown_path(os.path.join(folder.path, "winner.json"))
+        print(f"\nplay it: {_program()} play --config {_shown_path(args.config)} --genome {winner}")
+
+
+def _logdir(run_folder: str) -> str:
+    """What to give `tensorboard --logdir` to watch a run beside the others: the folder that holds
+    the run folder (runs/), or the run folder itself when that is the current folder."""
+    parent = os.path.dirname(run_folder)
+    return _shown_path(run_folder if os.path.samefile(parent, os.getcwd()) else parent)
+
+
+def _warnings_above(bar: GenerationBar):
+    """neatpar's warnings printed above the progress bar while it is drawn (tqdm's logging
+    redirect), not into it."""
+    if not bar.enabled:
+        return contextlib.nullcontext()
+    from tqdm.contrib.logging import logging_redirect_tqdm
+    return logging_redirect_tqdm([logging.getLogger("neatpar")])
+
+
+def _program() -> str:
+    """How the user ran neatpar, to repeat in hints: `.venv/bin/neatpar` as typed, `neatpar` from
+    PATH, or `python -m neatpar.cli`."""
+    program = sys.argv[0]
+    if os.path.basename(program) == "neatpar":
+        return program if os.sep in program and not shutil.which(os.path.basename(program)) else "neatpar"
+    return f"{os.path.basename(sys.executable)} -m neatpar.cli"
+
+
+def _shown_path(path: str) -> str:
+    """`path` relative to the current folder when it is below it."""
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative
 
 
 def play(args) -> int:
@@ -166,6 +247,17 @@ def play(args) -> int:
         returns = evaluator.play(genome, config, episodes=args.episodes)
     print(f"genome {genome.key}: {len(returns)} episodes, mean return {statistics.fmean(returns):.3f}")
     print("returns: " + " ".join(f"{r:.3f}" for r in returns))
+    return 0
+
+
+def export(args) -> int:
+    config, settings = load(args.config)
+    genome = load_genome(args.genome, config)
+    layouts = layouts_for(settings, args.genome)
+    behavior = choose_behavior(settings, layouts, args.behavior)
+    path = write_model(genome, config, settings, layouts[behavior], args.out)
+    print(f"{path}: genome {genome.key} for behavior {behavior!r} ({layouts[behavior].describe_actions()}, "
+          f"sensor sizes {list(layouts[behavior].observation_sizes)})")
     return 0
 
 
@@ -181,7 +273,7 @@ def _positive(text: str) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="neatpar", description="Parallel NEAT neuroevolution for Unity ML-Agents "
-                                     "environments.", epilog=SECURITY_NOTE)
+                                     "and Gymnasium environments.", epilog=SECURITY_NOTE)
     parser.add_argument("--version", action="version", version=f"neatpar {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     e = sub.add_parser("evolve", help="evolve a population on the environment of a config", epilog=SECURITY_NOTE)
@@ -191,11 +283,19 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--quiet", action="store_true", help="no progress lines")
     for f in flags():
         e.add_argument("--" + f.name.replace("_", "-"), dest=f.name, metavar=f.name.upper(),
-                       help=f"{f.metadata['help']} (default: [neatpar] {f.name}, else {f.default})")
+                       help=f"{f.metadata['help']} (default: [neatpar] {f.name}"
+                            f"{'' if f.default is None else f', else {f.default}'})")
     p = sub.add_parser("play", help="run a saved genome on the environment of a config", epilog=SECURITY_NOTE)
     p.add_argument("--config", required=True, help="neat-python config file with a [neatpar] section")
     p.add_argument("--genome", required=True, help="winner.json (recommended) or winner.pickle")
     p.add_argument("--episodes", type=_positive, default=5, help="episodes to play (default: 5)")
+    x = sub.add_parser("export", help="write a saved genome as an ONNX model for a Unity ML-Agents Agent",
+                       epilog=SECURITY_NOTE)
+    x.add_argument("--config", required=True, help="neat-python config file with a [neatpar] section")
+    x.add_argument("--genome", required=True, help="winner.json (recommended) or winner.pickle; the layouts come "
+                   "from behaviors.json beside it, else from launching the environment once")
+    x.add_argument("--out", required=True, help="the .onnx file to write")
+    x.add_argument("--behavior", help="the behavior to export for (default: the config's only population behavior)")
     return parser
 
 
@@ -217,7 +317,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 0
     try:
-        return evolve(args) if args.command == "evolve" else play(args)
+        return {"evolve": evolve, "play": play, "export": export}[args.command](args)
     except ConfigError as error:
         print(f"neatpar: error: {error}", file=sys.stderr)
         return 2

@@ -69,6 +69,10 @@ class LiveHandleError(NeatparError, TypeError):
     """A live handle (simulator connection, socket, ...) was about to be sent to another process."""
 
 
+class TransferError(NeatparError, TypeError):
+    """An object cannot travel to a pool worker: it does not pickle here, or cannot be loaded there."""
+
+
 # ---------------------------------------------------------------- fitness evaluation
 
 class GenomeEvaluationError(NeatparError, RuntimeError):

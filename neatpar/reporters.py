@@ -1,27 +1,35 @@
-"""neat-python reporters of `neatpar evolve`: one line per generation on the terminal, stats.csv
-rows, periodic checkpoints, and the snapshot that lets Ctrl+C or SIGTERM checkpoint the
-generation that was running."""
+"""neat-python reporters of `neatpar evolve`: one line per generation on the terminal (a progress
+bar while it runs), stats.csv rows and TensorBoard events, periodic checkpoints, and the snapshot
+that lets Ctrl+C or SIGTERM checkpoint the generation that was running."""
 from __future__ import annotations
 
+import math
 import random
 import statistics
 import time
 
 import neat
 
-from .run_folder import RunFolder, checkpoint_state
+from .progress import GenerationBar
+from .run.stats import GenerationStats
+from .run_folder import BEHAVIOR_SEPARATOR, GAME_PREFIX, SPECIES_SIZES, RunFolder, checkpoint_state
+from .tensorboard import EventLog
 
 
 class RunRecorder(neat.reporting.BaseReporter):
-    """Progress lines, stats rows, periodic checkpoints and the state a Ctrl+C checkpoint needs."""
+    """Progress lines, stats rows, TensorBoard events, periodic checkpoints and the state a Ctrl+C
+    checkpoint needs. `events` and `bar` are optional (no TensorBoard files, no progress bar)."""
 
     def __init__(self, population, evaluator, folder: RunFolder, interval: int,
-                 quiet: bool, rows: list):
+                 quiet: bool, rows: list, events: EventLog | None = None, bar: GenerationBar | None = None):
         self.population, self.evaluator, self.folder = population, evaluator, folder
         self.interval, self.quiet, self.rows = interval, quiet, rows
+        self.events, self.bar = events, bar
+        self.population_behaviors = [r.behavior for r in evaluator.settings.behaviors if r.role == "population"]
         self.generation = population.generation
         self.started = time.perf_counter()
         self.snapshot = b""
+        self.behaviors_recorded = folder.has_behaviors()
 
     def __reduce__(self):
         # neat-python's species set keeps the reporters, so checkpoints pickle them; this one
@@ -36,16 +44,23 @@ class RunRecorder(neat.reporting.BaseReporter):
         # during evaluation or reproduction checkpoints this, and resume evaluates it again.
         self.snapshot = checkpoint_state(generation, self.population.config, self.population.population,
                                          self.population.species, random.getstate(), self._extras(generation))
+        if self.bar is not None:
+            self.bar.start(generation, len(self.population.population) * self.evaluator.settings.episodes_per_genome)
 
     def post_evaluate(self, config, population, species, best_genome):
-        fits = [g.fitness for g in population.values()]
         stats = self.evaluator.last_stats
-        row = {"generation": self.generation, "best_fitness": max(fits), "mean_fitness": statistics.fmean(fits),
-               "stdev_fitness": statistics.pstdev(fits), "species": len(species.species), "episodes": stats.episodes,
-               "scored_steps": stats.scored_steps, "scored_steps_per_s": round(stats.scored_steps_per_second, 1),
-               "agent_steps": stats.agent_steps, "seconds": round(time.perf_counter() - self.started, 3)}
+        row = generation_row(self.generation, population, species, stats, time.perf_counter() - self.started,
+                             self.population_behaviors)
         self.rows.append(row)
         self.folder.write_stats(self.rows)
+        if self.events is not None:
+            self.events.write(self.generation, row, stats.game.histograms())
+        if self.bar is not None:
+            self.bar.close()
+        if stats.layouts and not self.behaviors_recorded:
+            roles = {r.behavior: r.role for r in self.evaluator.settings.behaviors}
+            self.folder.save_behaviors(stats.layouts, roles)
+            self.behaviors_recorded = True
         if not self.quiet and len(self.rows) == 1:
             if self.evaluator.settings.inference != "inprocess":
                 print(self.evaluator.inference_note, flush=True)
@@ -70,3 +85,35 @@ class RunRecorder(neat.reporting.BaseReporter):
     def save_interrupted(self) -> str:
         """Checkpoint of the generation that was running: it will be evaluated again on resume."""
         return self.folder.save_checkpoint_bytes(self.generation, self.snapshot)
+
+
+def generation_row(generation: int, population: dict, species, stats: GenerationStats, seconds: float,
+                   population_behaviors: list[str]) -> dict:
+    """One generation's stats.csv row (run_folder.py names the columns), with its species sizes.
+    Means of returns and lengths are over the generation's scored episodes, exactly rounded."""
+    fits = [g.fitness for g in population.values()]
+    sizes = [g.size() for g in population.values()]  # (nodes, enabled connections), as neat-python counts
+    returns = [r for episodes in stats.scored.values() for r in episodes.returns]
+    lengths = [n for episodes in stats.scored.values() for n in episodes.lengths]
+    row = {"generation": generation, "best_fitness": max(fits), "mean_fitness": statistics.fmean(fits),
+           "stdev_fitness": statistics.pstdev(fits), "species": len(species.species), "episodes": stats.episodes,
+           "scored_steps": stats.scored_steps, "scored_steps_per_s": round(stats.scored_steps_per_second, 1),
+           "agent_steps": stats.agent_steps, "seconds": round(seconds, 3),
+           "mean_return": _mean(returns), "mean_episode_length": _mean(lengths),
+           "mean_nodes": statistics.fmean(n for n, _ in sizes),
+           "mean_connections": statistics.fmean(c for _, c in sizes)}
+    if len(population_behaviors) > 1:
+        for behavior in population_behaviors:
+            episodes = stats.scored.get(behavior)
+            if episodes is not None:
+                row[f"mean_return{BEHAVIOR_SEPARATOR}{behavior}"] = _mean(episodes.returns)
+                row[f"mean_episode_length{BEHAVIOR_SEPARATOR}{behavior}"] = _mean(episodes.lengths)
+    for key, value in stats.game.summary().items():
+        row[GAME_PREFIX + key] = value
+    row[SPECIES_SIZES] = {sid: len(s.members) for sid, s in species.species.items()}
+    return row
+
+
+def _mean(values: list) -> float | str:
+    """The exactly rounded mean; an empty cell for no values."""
+    return math.fsum(values) / len(values) if values else ""

@@ -10,6 +10,7 @@ neat-python ignores the `[neatpar]` section, so one file configures both.
 """
 from __future__ import annotations
 
+import ast
 import configparser
 import dataclasses
 import difflib
@@ -21,6 +22,7 @@ from typing import Any, Callable, Mapping
 
 import neat
 
+from .envs.gym import DEFAULT_COPIES, PREFIX as GYM_PREFIX, behavior_name
 from .errors import ConfigError
 
 ROLES = ("population", "champion")
@@ -152,15 +154,62 @@ def arguments(name: str, value: Any, where: Where) -> tuple[str, ...]:
 
 
 def environment(name: str, value: Any, where: Where) -> str | None:
-    """A build path (made absolute against the config file's folder) or None for the Editor."""
+    """A Gymnasium environment ('gymnasium:ID', 'gymnasium:module:Class', or an Env class given from
+    Python), a build path (made absolute against the config file's folder), or None for the Editor."""
     if value is None:
         return None
+    if isinstance(value, type):  # an Env class of the user's own, named by where it is defined
+        return f"{GYM_PREFIX}{value.__module__}:{value.__qualname__}"
     if not isinstance(value, (str, os.PathLike)) or not str(value).strip():
-        raise where.fail(name, value, "is not a build: give its path (relative to the config file) or 'editor'")
+        raise where.fail(name, value, "is not a build: give its path (relative to the config file) or 'editor' "
+                                      "(or gymnasium:ID for a Gymnasium environment)")
     text = str(value).strip()
+    if text.lower().startswith(GYM_PREFIX):
+        target = text[len(GYM_PREFIX):].strip()
+        if not target or not behavior_name(target):
+            raise where.fail(name, value, "names no Gymnasium environment: give a registered id, e.g. "
+                                          "gymnasium:CartPole-v1, or module:Class of your own Env class")
+        return GYM_PREFIX + target
     if text.lower() == "editor":
         return None
     return os.path.normpath(os.path.join(where.base, text))
+
+
+def keyword_arguments(name: str, value: Any, where: Where) -> tuple[tuple[str, Any], ...]:
+    """`name = value` pairs of Python literals ('continuous = True, gravity = -9.5'), a mapping, or
+    a sequence of pairs. true, false and none may be written in lower case."""
+    if isinstance(value, str):
+        lines = [line.strip().rstrip(",") for line in value.splitlines()]
+        text = ", ".join(line for line in lines if line)
+        try:
+            call = ast.parse(f"f({text})", mode="eval").body
+        except SyntaxError as error:
+            raise where.fail(name, value, f"is not 'name = value' pairs ({error.msg}), e.g. continuous = True, "
+                                          f"gravity = -9.5") from None
+        if call.args or any(k.arg is None for k in call.keywords):
+            raise where.fail(name, value, "is not 'name = value' pairs, e.g. continuous = True, gravity = -9.5")
+        pairs = [(k.arg, _literal(name, value, k, where)) for k in call.keywords]
+    elif isinstance(value, Mapping):
+        pairs = list(value.items())
+    elif isinstance(value, (list, tuple)) and all(isinstance(p, (list, tuple)) and len(p) == 2 for p in value):
+        pairs = [tuple(p) for p in value]
+    else:
+        raise where.fail(name, value, "is not keyword arguments: give 'name = value' pairs or a mapping")
+    bad = [key for key, _ in pairs if not isinstance(key, str) or not key.isidentifier()]
+    if bad:
+        raise where.fail(name, value, f"has {bad[0]!r}, which is not a keyword argument name")
+    return tuple((key, v) for key, v in pairs)
+
+
+def _literal(name: str, value: str, keyword: ast.keyword, where: Where) -> Any:
+    node = keyword.value
+    if isinstance(node, ast.Name) and node.id.lower() in ("true", "false", "none"):
+        return {"true": True, "false": False, "none": None}[node.id.lower()]
+    try:
+        return ast.literal_eval(node)
+    except ValueError:
+        raise where.fail(name, value, f"has {keyword.arg} = {ast.unparse(node)}, which is not a Python literal: "
+                                      f"quote text, e.g. {keyword.arg} = 'text'") from None
 
 
 def parameters(name: str, value: Any, where: Where) -> tuple[tuple[str, float], ...]:
@@ -212,6 +261,11 @@ def behavior_roles(name: str, value: Any, where: Where) -> tuple[BehaviorRole, .
     return roles
 
 
+def roles_or_none(name: str, value: Any, where: Where) -> tuple[BehaviorRole, ...] | None:
+    """behavior_roles, or None when not given (a Gymnasium environment then brings its own behavior)."""
+    return None if value is None else behavior_roles(name, value, where)
+
+
 def _role(behavior: str, role: str, where: Where) -> BehaviorRole:
     if role in ROLES:
         return BehaviorRole(behavior, role)
@@ -236,6 +290,7 @@ def setting(default: Any, reader: Reader, help: str, flag: bool = False) -> Any:
 
 
 REQUIRED = dataclasses.MISSING
+BEHAVIORS_HELP = "each behavior's role: population, champion or a genome file"
 
 
 # ---------------------------------------------------------------- the model
@@ -244,10 +299,16 @@ REQUIRED = dataclasses.MISSING
 class Settings:
     """The settings of a run, checked. Paths are absolute."""
 
-    env: str | None = setting(REQUIRED, environment, "build path, relative to the config file, or 'editor'")
-    behaviors: tuple[BehaviorRole, ...] = setting(REQUIRED, behavior_roles,
-                                                  "each behavior's role: population, champion or a genome file")
+    env: str | None = setting(REQUIRED, environment, "gymnasium:ID (a Gymnasium environment), a build path "
+                                                     "(relative to the config file), or 'editor'")
+    behaviors: tuple[BehaviorRole, ...] | None = setting(
+        None, roles_or_none, BEHAVIORS_HELP)  # required, except for Gymnasium environments
     env_args: tuple[str, ...] = setting((), arguments, "extra command-line arguments for the build")
+    env_kwargs: tuple[tuple[str, Any], ...] = setting((), keyword_arguments, "keyword arguments for "
+                                                      "gymnasium.make, 'name = value' pairs of Python literals")
+    agents: int | None = setting(None, optional(integer(1, 65536)), f"copies of a Gymnasium environment played at "
+                                                                    f"once per process (default {DEFAULT_COPIES})",
+                                 flag=True)
     max_steps: int = setting(1000, integer(1), "decisions of a population agent after which the runner "
                                                "ends the genome's episode")
     episodes_per_genome: int = setting(1, integer(1), "episodes each genome plays per generation")
@@ -270,8 +331,8 @@ class Settings:
                                              "in this process)", flag=True)
     backend: str = setting("local", choice(BACKENDS), "where env hosts run: local processes or Ray actors",
                            flag=True)
-    address: str | None = setting(None, address, "Ray cluster address HOST:PORT for backend = ray "
-                                                 "(default: a local Ray instance)", flag=True)
+    address: str | None = setting(None, address, "Ray cluster address HOST:PORT for backend = ray; without one, "
+                                                 "a local Ray instance", flag=True)
 
     def __post_init__(self):
         # Direct construction and dataclasses.replace() are read like keyword arguments (reading
@@ -283,6 +344,10 @@ class Settings:
 
     def _check_rules(self) -> None:
         """Rules between settings."""
+        if self.gym is None:
+            self._check_unity_rules()
+        else:
+            self._check_gym_rules()
         if self.hosted and self.env is None:
             raise ConfigError("env = editor connects to the one Unity Editor: env hosts (envs > 1 or backend = ray) "
                               "each launch a build; set env to a build path or envs = 1")
@@ -293,6 +358,35 @@ class Settings:
             raise ConfigError(f"address = {self.address} names a Ray cluster: use it with backend = ray "
                               f"(--backend ray)")
 
+    def _check_unity_rules(self) -> None:
+        if self.behaviors is None:
+            raise ConfigError(f"behaviors is missing: {BEHAVIORS_HELP}")
+        if self.env_kwargs:
+            raise ConfigError(f"env_kwargs are keyword arguments for gymnasium.make, but env = {self.env} is a Unity "
+                              f"build: pass its options with env_args, or set env = gymnasium:ID")
+        if self.agents is not None:
+            raise ConfigError(f"agents = {self.agents} sets the copies of a Gymnasium environment; a Unity build "
+                              f"has the agents its scene makes (the simulator builds take env_args = --agents N)")
+
+    def _check_gym_rules(self) -> None:
+        for name in ("env_args", "env_parameters"):
+            if getattr(self, name):
+                raise ConfigError(f"{name} are for Unity builds; env = {self.env} is a Gymnasium environment: pass "
+                                  f"its options as env_kwargs")
+        name = behavior_name(self.gym)
+        own = (BehaviorRole(name, "population"),)
+        if self.behaviors is None:
+            object.__setattr__(self, "behaviors", own)
+        elif self.behaviors != own:
+            shown = ", ".join(f"{r.behavior}: {r.genome_file or r.role}" for r in self.behaviors)
+            raise ConfigError(f"behaviors = {shown} does not fit env = {self.env}: a Gymnasium environment has one "
+                              f"behavior, {name!r}, whose copies are the population; leave behaviors out")
+
+    @property
+    def gym(self) -> str | None:
+        """The Gymnasium environment (a registered id, 'module:Id' or 'module:Class'), or None for Unity."""
+        return self.env[len(GYM_PREFIX):] if _is_gym(self.env) else None
+
     @property
     def hosted(self) -> bool:
         """True when env hosts (processes or Ray actors) own the simulators."""
@@ -302,14 +396,19 @@ class Settings:
     def create(cls, values: Mapping[str, Any], source: Source = Source.KEYWORD, base: str = ".") -> "Settings":
         """Settings from text or Python values; unknown names and missing required ones are errors."""
         read = _read(values, source, base)
-        missing = [f for f in dataclasses.fields(cls) if f.default is dataclasses.MISSING and f.name not in read]
+        missing = [f for f in dataclasses.fields(cls) if f.name not in read and (
+            f.default is dataclasses.MISSING or (f.name == "behaviors" and not _is_gym(read.get("env"))))]
         if missing:
             raise ConfigError(f"{source.label(missing[0].name)} is missing: {missing[0].metadata['help']}")
         return cls(**read)
 
     def with_changes(self, source: Source = Source.KEYWORD, base: str = ".", **changes: Any) -> "Settings":
-        """A copy with `changes` read and checked as `create` reads values."""
-        return dataclasses.replace(self, **_read(changes, source, base))
+        """A copy with `changes` read and checked as `create` reads values. A new Gymnasium env
+        brings its own behavior unless `behaviors` changes too."""
+        read = _read(changes, source, base)
+        if "env" in read and "behaviors" not in read and _is_gym(read["env"]):
+            read["behaviors"] = None
+        return dataclasses.replace(self, **read)
 
     def check_neat_config(self, neat_config: Any, source: str = "the neat config") -> None:
         """Rules between these settings and the neat-python config they run with."""
@@ -327,6 +426,10 @@ def _read(values: Mapping[str, Any], source: Source, base: str) -> dict:
         raise ConfigError(f"{source.label(unknown[0])} is not a setting{_did_you_mean(unknown[0], known)}; "
                           f"the settings are {', '.join(known)}")
     return {name: known[name].metadata["reader"](name, value, where) for name, value in values.items()}
+
+
+def _is_gym(env: str | None) -> bool:
+    return env is not None and env.startswith(GYM_PREFIX)
 
 
 def flags() -> list[dataclasses.Field]:

@@ -120,3 +120,38 @@ def read_shared(shared, index):
 def sleep_then(seconds, value):
     time.sleep(seconds)
     return value
+
+
+def record(name: str) -> None:
+    """Append this process's PID to the file `name` in NEATPAR_TEST_DIR (one line per call)."""
+    with open(os.path.join(os.environ["NEATPAR_TEST_DIR"], name), "a") as f:
+        f.write(f"{os.getpid()}\n")
+
+
+def refuse_load():
+    record("loads")
+    raise RuntimeError("this object refuses to be unpickled")
+
+
+def exit_on_load():
+    record("loads")
+    os._exit(3)
+
+
+class Unloadable:
+    """Pickles anywhere; unpickling it raises, as when a worker cannot load what it was sent."""
+
+    def __reduce__(self):
+        return (refuse_load, ())
+
+
+class KillsOnLoad:
+    """Pickles anywhere; unpickling it ends the process (exit code 3)."""
+
+    def __reduce__(self):
+        return (exit_on_load, ())
+
+
+def exit_in_initializer():
+    record("initializers")
+    os._exit(3)

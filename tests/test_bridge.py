@@ -1,4 +1,5 @@
-"""The bridge: the main process's lazily created UnityEnvironment on a loopback-only server."""
+"""The bridge: the main process's lazily created UnityEnvironment on a loopback-only server, with
+either step codec (bulk.py, or mlagents-envs' own conversions)."""
 import os
 import pickle
 import signal
@@ -8,15 +9,15 @@ import time
 import numpy as np
 import pytest
 from mlagents_envs.base_env import ActionTuple
-from mlagents_envs.exception import UnityEnvironmentException
+from mlagents_envs.exception import UnityEnvironmentException, UnityTimeOutException
 
 import neatpar
 from neatpar.envs.unity.bridge import SimulatorBridge
 from neatpar.envs.unity.communicator import BASE_PORT, LocalCommunicator
-from neatpar.errors import SimulatorError
-from neatpar.errors import ConfigError, LiveHandleError
-from helpers import BALL, BUILDS, free_worker_id
+from neatpar.errors import ConfigError, LiveHandleError, SimulatorError
+from helpers import BALL, free_worker_id, wait_gone
 
+CODECS = {"bulk": True, "mlagents": False}
 
 
 @pytest.fixture
@@ -94,15 +95,77 @@ def test_picks_a_free_worker_id_when_the_port_is_taken(tmp_path):
             assert b.worker_id > worker_id
 
 
-def test_dead_simulator_is_detected_quickly(bridge):
-    env = bridge.env
+@pytest.fixture(params=CODECS)
+def codec_bridge(request, tmp_path):
+    """A bridge on 4 ball agents with each step codec."""
+    b = SimulatorBridge(BALL, args=["--agents", "4"], log_folder=str(tmp_path), worker_id=free_worker_id(),
+                        timeout=2, bulk=CODECS[request.param])
+    yield b
+    b.close()
+
+
+def step_once(env):
+    env.set_actions("Ball3D?team=0", ActionTuple(continuous=np.zeros((4, 2), np.float32)))
+    env.step()
+
+
+def test_dead_simulator_is_detected_quickly(codec_bridge):
+    env = codec_bridge.env
     env.reset()
-    os.kill(bridge.process_pid, signal.SIGKILL)
+    os.kill(codec_bridge.process_pid, signal.SIGKILL)
     started = time.monotonic()
     with pytest.raises(UnityEnvironmentException, match="SIGKILL"):
-        env.set_actions("Ball3D?team=0", ActionTuple(continuous=np.zeros((4, 2), np.float32)))
-        env.step()
+        step_once(env)
     assert time.monotonic() - started < 10
+
+
+def test_a_simulator_that_stops_answering_times_out(codec_bridge):
+    env = codec_bridge.env
+    env.reset()
+    step_once(env)
+    os.kill(codec_bridge.process_pid, signal.SIGSTOP)
+    started = time.monotonic()
+    try:
+        with pytest.raises(UnityTimeOutException, match="sent nothing for 2 s"):
+            step_once(env)
+        assert 1.9 < time.monotonic() - started < 10
+    finally:
+        os.kill(codec_bridge.process_pid, signal.SIGCONT)
+
+
+def test_close_sends_400_and_the_game_quits_by_itself(codec_bridge, tmp_path):
+    env = codec_bridge.env
+    env.reset()
+    step_once(env)
+    process = env._process
+    codec_bridge.close()
+    assert process.returncode == 0  # not killed: it read the closing status and quit
+    assert not wait_gone([process.pid], 2.0)
+    with open(tmp_path / f"Player-{codec_bridge.worker_id}.log") as f:
+        assert "status 400: closing" in f.read()
+
+
+def test_the_bulk_codec_is_the_default_and_NEATPAR_BULKWIRE_0_turns_it_off(tmp_path, monkeypatch):
+    def codec_of(**keyword):
+        with SimulatorBridge(BALL, args=["--agents", "2"], log_folder=str(tmp_path), worker_id=free_worker_id(),
+                             **keyword) as b:
+            assert b.bulk_in_use is None  # nothing launched yet
+            b.env.reset()
+            return b.bulk_in_use
+
+    monkeypatch.delenv("NEATPAR_BULKWIRE", raising=False)
+    assert codec_of() is True
+    monkeypatch.setenv("NEATPAR_BULKWIRE", "0")
+    assert codec_of() is False
+    assert codec_of(bulk=True) is True  # the keyword wins over the environment
+
+
+def test_a_bad_NEATPAR_BULKWIRE_is_a_one_line_error_before_launch(monkeypatch):
+    monkeypatch.setenv("NEATPAR_BULKWIRE", "yes")
+    with SimulatorBridge(BALL, worker_id=free_worker_id()) as b:
+        with pytest.raises(ConfigError, match="NEATPAR_BULKWIRE='yes' is not a switch: set it to 1") as error:
+            b.env
+        assert "\n" not in str(error.value) and b.process_pid is None
 
 
 def test_missing_or_not_executable_build_is_a_config_error(tmp_path):

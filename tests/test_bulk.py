@@ -1,7 +1,10 @@
 """The bulk step decode and encode (neatpar/envs/unity/bulk.py) against mlagents-envs' own
 conversion: UnityEnvironment's _update_behavior_specs, _update_state (rpc_utils.steps_from_proto)
 and _generate_step_input, run unchanged on an unconnected UnityEnvironment, on the stored
-fixtures, on property-generated messages and on the real gRPC bytes of the simulator builds."""
+fixtures, on property-generated messages and on the real gRPC bytes of the simulator builds; and
+the bridge's environment on the bulk path against the same on mlagents-envs' own, step by step and
+over whole seeded runs."""
+import dataclasses
 import math
 import os
 import queue
@@ -10,6 +13,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 import grpc
+import neat
 import numpy as np
 import pytest
 from google.protobuf.message import DecodeError
@@ -32,9 +36,13 @@ from mlagents_envs.exception import UnityTimeOutException
 from mlagents_envs.side_channel.environment_parameters_channel import EnvironmentParametersChannel
 from mlagents_envs.side_channel.raw_bytes_channel import RawBytesChannel
 from mlagents_envs.side_channel.side_channel_manager import SideChannelManager
+from mlagents_envs import timers
 
-from helpers import BUILDS, free_worker_id, wait_gone
+from helpers import BUILDS, free_worker_id, wait_gone, write_config
+from neatpar import settings as settings_module
 from neatpar.envs.unity import bulk
+from neatpar.envs.unity.bridge import SimulatorBridge
+from neatpar.run.evaluator import UnityEvaluator
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
 RAW_CHANNEL = uuid.UUID("a1d8f7b7-cec8-50f9-b78b-d3e165a78520")
@@ -626,3 +634,140 @@ def test_teams_simulator_bytes_two_behaviors_masks_and_groups():
 def test_visual_simulator_bytes_take_the_fallback():
     fallbacks, _ = play_and_check("ball", ["--agents", "4", "--visual", "1"], 3)
     assert fallbacks == {"Ball3D?team=0": "observation 1 is visual (shape (4, 4, 1))"}
+
+
+# ---------------------------------------------------------------- the bulk path in the bridge's environment
+
+LOCKSTEP = {
+    # name: (build, arguments, steps; a reset halfway)
+    "ball": ("ball", ["--agents", "6", "--max-steps", "7", "--stats", "1"], 16),
+    "teams: two behaviors, masks, groups": ("teams", ["--areas", "3", "--max-steps", "8", "--stats", "1"], 20),
+    "probe: a behavior that arrives late": ("probe", ["--behaviors", "2", "--agents", "3", "--spawn-after", "0,5",
+                                                      "--episode-decisions", "3,4", "--lifetime", "0,5",
+                                                      "--stats", "1"], 20),
+    "visual observations: the fallback": ("ball", ["--agents", "3", "--visual", "1", "--max-steps", "3",
+                                                   "--stats", "1"], 10),
+}
+
+
+def random_actions(env, rng) -> dict:
+    """Random actions for every deciding agent of every behavior."""
+    actions = {}
+    for name, spec in env.behavior_specs.items():
+        n = len(env.get_steps(name)[0])
+        branches = spec.action_spec.discrete_branches
+        actions[name] = ActionTuple(
+            continuous=rng.uniform(-1, 1, (n, spec.action_spec.continuous_size)).astype(np.float32),
+            discrete=np.stack([rng.integers(0, b, n) for b in branches], axis=1).astype(np.int32) if branches
+            else np.zeros((n, 0), np.int32))
+    return actions
+
+
+def logged(caplog, call) -> list[tuple[str, str]]:
+    """(logger, message) of the records logged during call()."""
+    caplog.clear()
+    call()
+    return [(r.name, r.getMessage()) for r in caplog.records]
+
+
+def timers_of(call) -> set[str]:
+    """The names of mlagents-envs' timers that ran during call()."""
+    timers.reset_timers()
+    call()
+    names, stack = set(), [timers.get_timer_tree()]
+    while stack:
+        for name, child in stack.pop().get("children", {}).items():
+            names.add(name)
+            stack.append(child)
+    return names
+
+
+@pytest.mark.parametrize("case", LOCKSTEP)
+def test_the_bridge_on_the_bulk_path_equals_mlagents_step_by_step(case, tmp_path, caplog):
+    """Two bridges on the same build and seed, one per codec, take the same actions: after every
+    reset and step, the same specs, steps, 'Connected new brain' lines and side-channel data."""
+    build, args, steps = LOCKSTEP[case]
+    rng = np.random.default_rng(7)
+    bridges = [SimulatorBridge(os.path.join(BUILDS, build), args=args, seed=3, worker_id=free_worker_id(),
+                               log_folder=str(tmp_path / str(bulk)), bulk=bulk) for bulk in (True, False)]
+    bulk_env, mlagents_env = [b.env for b in bridges]
+    try:
+        with caplog.at_level("DEBUG"):
+            brains, fallbacks = [], []
+            for step in range(steps):
+                if step in (0, steps // 2):
+                    calls = [bulk_env.reset, mlagents_env.reset]
+                else:
+                    actions = random_actions(mlagents_env, rng)
+                    for env in (bulk_env, mlagents_env):
+                        for name, action in actions.items():
+                            env.set_actions(name, action)
+                    calls = [bulk_env.step, mlagents_env.step]
+                records = [logged(caplog, call) for call in calls]
+                lines = [[m for logger, m in r if logger == "mlagents_envs.environment"] for r in records]
+                assert lines[0] == lines[1] and all(m.startswith("Connected new brain") for m in lines[0]), step
+                brains += [(step, line) for line in lines[0]]
+                fallbacks += [m for logger, m in records[0] if logger == "neatpar"]
+                assert list(bulk_env.behavior_specs.items()) == list(mlagents_env.behavior_specs.items()), step
+                for name in mlagents_env.behavior_specs:
+                    assert_same_steps(bulk_env.get_steps(name), mlagents_env.get_steps(name), f"step {step} {name}")
+        stats = [b.stats.get_and_reset_stats() for b in bridges]
+        assert stats[0] == stats[1] and stats[0]  # episode statistics arrived on the side channel
+        # Each codec is the one that ran: mlagents-envs' conversion has timers of its own.
+        assert "_generate_step_input" not in " ".join(timers_of(bulk_env.step))
+        assert "UnityEnvironment._generate_step_input" in timers_of(mlagents_env.step)
+    finally:
+        for bridge in bridges:
+            bridge.close()
+    if "late" in case:  # Probe announced by the first reset's reply, Rival when its agents arrive
+        assert brains == [(0, "Connected new brain: Probe?team=0"), (5, "Connected new brain: Rival?team=1")]
+    if "fallback" in case:
+        assert fallbacks == ["behavior 'Ball3D?team=0' is read by mlagents-envs' own code: observation 1 is visual "
+                             "(shape (4, 4, 1))"]
+    else:
+        assert fallbacks == []
+
+
+EVOLUTIONS = {
+    # name: (build, arguments, behaviors, inputs, outputs, max_steps)
+    "ball": ("ball", "--agents 4 --max-steps 40", "Ball3D?team=0: population", 8, 2, 40),
+    "teams": ("teams", "--areas 3 --max-steps 20", "Blue?team=0: population, Purple?team=1: champion", 8, 7, 20),
+    "probe, late behavior": ("probe", "--behaviors 2 --spawn-after 0,5 --agents 3 --episode-decisions 4,0",
+                             "Probe?team=0: population, Rival?team=1: champion", 4, 1, 20),
+}
+
+
+def evolve(tmp_path, case: str, generations: int = 3):
+    """A seeded neat-python run through UnityEvaluator: each generation's fitnesses (by genome key)
+    and stats (less the time), and the codec the bridge used."""
+    build, args, behaviors, inputs, outputs, max_steps = EVOLUTIONS[case]
+    path = write_config(tmp_path, f"{build}.cfg", neatpar={
+        "env": os.path.join(BUILDS, build), "env_args": args, "behaviors": behaviors, "max_steps": max_steps, "seed": 4,
+        "worker_id": free_worker_id()}, pop_size=8, num_inputs=inputs, num_outputs=outputs,
+        activation_options="tanh", activation_default="tanh")
+    config, run = settings_module.load(path)
+    history = []
+    with UnityEvaluator.from_settings(run) as evaluator:
+        def fitness(genomes, config):
+            evaluator.evaluate(genomes, config)
+            stats = dataclasses.asdict(evaluator.last_stats)
+            stats.pop("seconds")
+            history.append(([(key, genome.fitness) for key, genome in genomes], stats))
+
+        neat.Population(config, seed=5).run(fitness, generations)
+        codec = evaluator.environment.bridge.bulk_in_use
+    return history, codec
+
+
+@pytest.mark.parametrize("case", EVOLUTIONS)
+def test_a_seeded_run_is_identical_with_and_without_the_bulk_path(case, tmp_path, monkeypatch):
+    runs = {}
+    for switch in ("1", "0"):
+        monkeypatch.setenv("NEATPAR_BULKWIRE", switch)
+        (tmp_path / switch).mkdir()
+        runs[switch] = evolve(tmp_path / switch, case)
+    (bulk_history, bulk_codec), (mlagents_history, mlagents_codec) = runs["1"], runs["0"]
+    assert (bulk_codec, mlagents_codec) == (True, False)
+    assert bulk_history == mlagents_history
+    fitnesses = [f for generation, _ in bulk_history for _, f in generation]
+    assert len(bulk_history) == 3 and len(set(fitnesses)) > 1

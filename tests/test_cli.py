@@ -1,5 +1,4 @@
 """`neatpar evolve` and `neatpar play` as a user runs them: real processes, real simulator."""
-import csv
 import gzip
 import json
 import os
@@ -11,9 +10,10 @@ import time
 import neat
 import pytest
 
-from neatpar.genome_io import genome_from_dict
-from helpers import BALL, BUILDS, ROOT, ball_cfg, free_worker_id, neatpar_cli, stats_rows, write_config
+import neatpar
 
+from neatpar.genome_io import genome_from_dict
+from helpers import ROOT, Run, ball_cfg, neatpar_cli, on_terminal, screen, shm_segments, stats_rows, write_config
 
 
 def test_evolve_writes_a_complete_run_folder(tmp_path):
@@ -33,6 +33,7 @@ def test_evolve_writes_a_complete_run_folder(tmp_path):
     assert restored.generation == 2 and len(restored.population) == 8
 
 
+@pytest.mark.slow
 def test_resume_continues_exactly_and_a_fixed_seed_repeats(tmp_path):
     config = ball_cfg(tmp_path, generations=4, interval=2)
     full, part, again = tmp_path / "full", tmp_path / "part", tmp_path / "again"
@@ -214,3 +215,149 @@ def test_complete_extinction_is_one_line_with_the_run_folder_complete(tmp_path):
     assert winner.fitness == max(float(r[1]) for r in stats_rows(out))
     restored = neat.Checkpointer.restore_checkpoint(str(out / "checkpoints" / "checkpoint-0.gz"))
     assert restored.generation == 0 and len(restored.population) == 8
+
+
+# ---------------------------------------------------------------- a newcomer's path
+
+def test_version_and_bare_neatpar_print_what_they_should():
+    version = neatpar_cli("--version")
+    assert version.returncode == 0 and version.stdout.strip() == f"neatpar {neatpar.__version__}"
+    bare = neatpar_cli()
+    assert bare.returncode == 0 and "usage: neatpar" in bare.stdout and "evolve" in bare.stdout
+
+
+def test_play_help_documents_every_option_and_its_default():
+    text = " ".join(neatpar_cli("play", "--help").stdout.split())
+    for option in ("--config", "--genome", "--episodes"):
+        assert option in text
+    assert "(default: 5)" in text
+
+
+def test_a_failed_start_leaves_no_runs_folder(tmp_path):
+    config = ball_cfg(tmp_path, num_inputs=5)  # the build observes 8 values
+    result = subprocess.run([sys.executable, "-m", "neatpar.cli", "evolve", "--config", config],
+                            capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert result.returncode == 2 and "set num_inputs = 8" in result.stderr
+    assert not (tmp_path / "runs").exists()
+
+
+def test_out_naming_an_existing_run_is_refused_unless_resuming(tmp_path):
+    config = ball_cfg(tmp_path, generations=1)
+    assert neatpar_cli("evolve", "--config", config, "--out", str(tmp_path / "run")).returncode == 0
+    before = sorted(os.listdir(tmp_path / "run"))
+    again = neatpar_cli("evolve", "--config", config, "--out", str(tmp_path / "run"))
+    assert again.returncode == 2
+    assert again.stderr.strip() == (f"neatpar: error: run folder {tmp_path / 'run'} already holds a run: choose a new "
+                                    f"--out, or continue that run with --resume "
+                                    f"{tmp_path / 'run' / 'checkpoints' / 'checkpoint-N.gz'}")
+    assert sorted(os.listdir(tmp_path / "run")) == before
+
+
+def test_resuming_past_the_generation_count_is_a_one_line_error(tmp_path):
+    config = ball_cfg(tmp_path, generations=2)
+    assert neatpar_cli("evolve", "--config", config, "--out", str(tmp_path / "run")).returncode == 0
+    winner = (tmp_path / "run" / "winner.json").read_bytes()
+    checkpoint = tmp_path / "run" / "checkpoints" / "checkpoint-2.gz"
+    result = neatpar_cli("evolve", "--config", config, "--resume", str(checkpoint))
+    assert result.returncode == 2
+    assert result.stderr.strip() == (f"neatpar: error: checkpoint {checkpoint} is at generation 2, and the run has 2 "
+                                     f"generations: nothing to do; resume with --generations greater than 2")
+    assert (tmp_path / "run" / "winner.json").read_bytes() == winner
+
+
+def test_a_genome_of_another_config_names_both_shapes(tmp_path):
+    config = ball_cfg(tmp_path, generations=1)
+    assert neatpar_cli("evolve", "--config", config, "--out", str(tmp_path / "run")).returncode == 0
+    other = ball_cfg(tmp_path, name="other.cfg", num_inputs=6, num_outputs=3)
+    bad(tmp_path, ["play", "--config", other, "--genome", str(tmp_path / "run" / "winner.json")],
+        "has num_inputs = 8, num_outputs = 2 but the config has num_inputs = 6, num_outputs = 3")
+
+
+@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_second_interrupt_ends_at_once_quietly_with_the_first_checkpoint_intact(tmp_path, sig, code):
+    config = ball_cfg(tmp_path, generations=500, env_args="--agents 8 --max-steps 100", max_steps=100)
+    run = Run(config, tmp_path / "run")
+    run.wait_for("gen    1")
+    os.kill(run.proc.pid, sig)
+    os.kill(run.proc.pid, sig)
+    started = time.monotonic()
+    returncode, err = run.finish(timeout=60)
+    assert returncode == code and time.monotonic() - started < 10
+    assert "Traceback" not in err and err.strip().startswith("interrupted: checkpoint"), err
+    checkpoint = err.split("--resume ")[-1].strip()
+    assert neat.Checkpointer.restore_checkpoint(checkpoint).generation >= 1
+    run.assert_clean(shm_segments())
+
+
+# ---------------------------------------------------------------- watching a run (TensorBoard, progress)
+
+BAR = r"gen +\d+ \|.*\| \d+/\d+ episodes \["
+
+
+def test_the_first_line_names_the_run_folder_and_the_tensorboard_command_and_a_pipe_gets_no_bar(tmp_path):
+    import re
+    out = tmp_path / "runs" / "ball-1"
+    result = neatpar_cli("evolve", "--config", ball_cfg(tmp_path, generations=2), "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    first = result.stdout.splitlines()[0]
+    assert first.startswith(f"neatpar evolve: {tmp_path / 'ball.cfg'} -> {out} ")
+    assert first.endswith(f"watch it: tensorboard --logdir {tmp_path / 'runs'}")
+    assert "\r" not in result.stdout + result.stderr and not re.search(BAR, result.stdout + result.stderr)
+    assert sorted(f for f in os.listdir(out) if f.startswith("events.out.tfevents.")) != []
+
+
+def test_a_terminal_shows_each_generation_s_progress_bar_until_its_summary_line_replaces_it(tmp_path):
+    import re
+    out = tmp_path / "run"
+    config = ball_cfg(tmp_path, generations=3, env_args="--agents 4 --max-steps 100", max_steps=100)
+    output = on_terminal("evolve", "--config", config, "--out", str(out))
+    for generation in range(3):
+        bars = re.findall(rf"gen +{generation} \|[^\r]*\| (\d+)/8 episodes \[[^\r]*\]", output)
+        assert bars, output
+    assert re.search(r"\| \d+/8 episodes \[[^\r\]]*, [\d,]+ agent-steps/s\]", output), output
+    shown = [line for line in screen(output) if line]
+    assert shown[0].startswith("neatpar evolve: ")
+    assert [line.split(" |")[0] for line in shown[1:4]] == ["gen    0", "gen    1", "gen    2"]
+    assert all(" | best " in line for line in shown[1:4])      # the bars gave way to the summary lines
+    assert not any(re.search(BAR, line) for line in shown)
+
+
+def test_quiet_on_a_terminal_shows_nothing(tmp_path):
+    output = on_terminal("evolve", "--config", ball_cfg(tmp_path, generations=2), "--out", str(tmp_path / "run"),
+                         "--quiet")
+    assert output == ""
+
+
+def test_env_hosts_progress_shows_on_a_terminal_too(tmp_path):
+    import re
+    config = ball_cfg(tmp_path, generations=2, envs=2, pop_size=16, env_args="--agents 4 --max-steps 60",
+                      max_steps=60)
+    output = on_terminal("evolve", "--config", config, "--out", str(tmp_path / "run"))
+    assert re.search(r"gen +0 \|[^\r]*\| \d+/16 episodes \[", output), output
+    shown = [line for line in screen(output) if line.startswith("gen ")]
+    assert [line.split(" |")[0] for line in shown] == ["gen    0", "gen    1"]
+    assert all(" | best " in line for line in shown)
+
+
+def test_tensorboard_shows_each_generation_of_a_resumed_run_once_with_its_stats_csv_values(tmp_path):
+    """Generation 2 runs twice (the first run goes on past checkpoint-2, the resume starts there):
+    TensorBoard keeps the resumed run's points, which stats.csv has too."""
+    import csv
+
+    import numpy as np
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    config = ball_cfg(tmp_path, generations=4, interval=2, env_args="--agents 4 --max-steps 15 --stats 1")
+    run = tmp_path / "run"
+    assert neatpar_cli("evolve", "--config", config, "--out", str(run), "--generations", "3").returncode == 0
+    resumed = neatpar_cli("evolve", "--config", config, "--resume", str(run / "checkpoints" / "checkpoint-2.gz"))
+    assert resumed.returncode == 0, resumed.stderr
+    with open(run / "stats.csv") as f:
+        table = list(csv.DictReader(f))
+    assert [r["generation"] for r in table] == ["0", "1", "2", "3"]
+    for folder, tag, column in (("", "Throughput/Generation Seconds", "seconds"),
+                                ("", "NEAT/Best Fitness", "best_fitness"),
+                                ("game", "Game/Episodes", "game:Game/Episodes")):
+        events = EventAccumulator(str(run / folder), size_guidance={"scalars": 0})
+        events.Reload()
+        points = [(e.step, e.value) for e in events.Scalars(tag)]
+        assert points == [(int(r["generation"]), np.float32(float(r[column]))) for r in table], tag

@@ -3,7 +3,9 @@ import copy
 import os
 import pickle
 import random
+import socket
 import sys
+import threading
 import time
 
 import neat
@@ -207,14 +209,52 @@ def test_nan_fitness_is_refused(genomes, xor_config):
         neatpar.ParallelEvaluator(0, fitness_fns.returns_nan).evaluate(genomes, xor_config)
 
 
-def test_lambda_and_closure_are_refused_before_any_worker_starts():
-    with pytest.raises(TypeError, match="top level of a module"):
-        neatpar.ParallelEvaluator(2, lambda g, c: 1.0)
+def test_lambdas_and_closures_travel_by_value(genomes, xor_config):
+    offset = 0.25
 
-    def nested(genome, config):
-        return 1.0
-    with pytest.raises(TypeError, match="top level of a module"):
-        neatpar.ParallelEvaluator(2, nested)
+    def closure(genome, config):
+        return float(genome.key) + offset
+    for fn in (closure, lambda genome, config: float(genome.key) * 2):
+        pairs = copy.deepcopy(genomes)
+        with neatpar.ParallelEvaluator(2, fn) as ev:
+            ev.evaluate(pairs, xor_config)
+        assert fitnesses(pairs) == {k: fn(g, xor_config) for k, g in genomes}
+
+
+def test_a_function_sent_by_value_that_uses_a_live_handle_is_refused_before_any_worker_starts():
+    before = child_pids()
+    with socket.socket() as sock:
+        def closure(genome, config):
+            return float(sock.fileno())
+        with pytest.raises(neatpar.LiveHandleError, match=r"closure variable 'sock' \(socket, socket\)"):
+            neatpar.ParallelEvaluator(2, closure)
+        with pytest.raises(neatpar.LiveHandleError, match=r"default 0 \(socket, socket\)"):
+            neatpar.ParallelEvaluator(2, lambda genome, config, conn=sock: 1.0)
+    assert child_pids() == before
+
+
+def test_a_function_that_cannot_be_pickled_is_a_transfer_error_before_any_worker_starts():
+    before = child_pids()
+    lock = threading.Lock()
+    with pytest.raises(neatpar.errors.TransferError) as info:
+        neatpar.ParallelEvaluator(2, lambda genome, config: lock.locked() and 1.0)
+    assert str(info.value) == ("cannot send eval_function to a worker: eval_function's closure variable 'lock' cannot "
+                               "be pickled (TypeError: cannot pickle '_thread.lock' object)")
+    assert child_pids() == before
+
+
+@pytest.mark.parametrize("failure_fitness", [None, 0.0])
+def test_genomes_a_worker_cannot_load_stop_the_run_and_no_genome_is_charged(genomes, xor_config, tmp_path,
+                                                                             monkeypatch, failure_fitness):
+    monkeypatch.setenv("NEATPAR_TEST_DIR", str(tmp_path))
+    genomes[4][1].annotation = fitness_fns.Unloadable()  # pickles here, raises when a worker unpickles it
+    with neatpar.ParallelEvaluator(2, fitness_fns.key_fitness, failure_fitness=failure_fitness, chunksize=5) as ev:
+        started = ev.tasks.pool.started
+        with pytest.raises(neatpar.errors.TransferError, match=r"^pool worker \d cannot load task \d+ \(its function "
+                                                               r"and arguments\): RuntimeError: this object refuses"):
+            ev.evaluate(genomes, xor_config)
+    assert ev.tasks is None and started == 2
+    assert genomes[4][1].fitness is None  # not given failure_fitness: it is no genome's fault
 
 
 def test_initializer_failure_is_a_clear_error_not_a_respawn_loop():

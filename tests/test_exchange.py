@@ -1,5 +1,4 @@
 """The sequenced shared-memory exchange: every read belongs to the step it claims."""
-import os
 import random
 import time
 
@@ -28,6 +27,7 @@ def echo(spec, step, start, end, worker, delay_seed):
     return step
 
 
+@pytest.mark.slow
 def test_stress_every_read_belongs_to_its_step():
     before = shm_segments()
     exchange = StepExchange.create(capacity=8, inputs=3, outputs=2, workers=2)

@@ -4,15 +4,13 @@ cleanly, no process or shared-memory segment is left, and the checkpoints load."
 import os
 import random
 import signal
-import subprocess
-import sys
 import threading
 import time
 
 import pytest
 
 from neatpar.run_folder import load_checkpoint
-from helpers import ROOT, Run, ball_cfg, neatpar_cli, processes_marked, shm_segments, stats_rows
+from helpers import Run, ball_cfg, neatpar_cli, shm_segments, stats_rows
 
 pytestmark = pytest.mark.slow
 

@@ -106,6 +106,7 @@ def test_a_killed_host_is_replaced_and_its_part_runs_again_with_the_same_results
         evaluator.close()
 
 
+@pytest.mark.slow
 def test_a_hung_host_is_killed_after_the_timeout_and_replaced(tmp_path):
     evaluator, config, pairs = evaluator_and_population(tmp_path)
     try:
@@ -136,6 +137,7 @@ def test_ctrl_c_and_sigterm_stop_every_host_and_simulator(tmp_path, sig, code):
     run.assert_clean(before)
 
 
+@pytest.mark.slow
 def test_envs_from_the_command_line_match_the_config_key(tmp_path):
     plain = ball_cfg(tmp_path, name="plain.cfg", generations=2)
     keyed = ball_cfg(tmp_path, name="keyed.cfg", generations=2, envs=2)
@@ -199,6 +201,7 @@ def test_from_config_takes_envs_and_refuses_unknown_settings(tmp_path):
         UnityEvaluator.from_config(path, envs=0)
 
 
+@pytest.mark.slow
 def test_the_ball_example_with_two_env_hosts():
     result = subprocess.run([sys.executable, os.path.join("examples", "evolve_ball.py"), "--envs", "2"],
                             capture_output=True, text=True, cwd=ROOT, timeout=600)

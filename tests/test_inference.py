@@ -13,7 +13,7 @@ from neatpar import settings as run_config
 from neatpar.run.inference import AutoInference, InProcessInference, PoolInference
 from neatpar.nn import FeedForwardPopulation, RecurrentPopulation
 from neatpar.run.evaluator import UnityEvaluator
-from helpers import BUILDS, ROOT, ball_cfg, free_worker_id, neatpar_cli, processes_marked, shm_segments, wait_gone, write_config
+from helpers import BUILDS, ROOT, ball_cfg, free_worker_id, processes_marked, shm_segments, wait_gone, write_config
 
 
 def evolved(tmp_path, feed_forward, count=12, outputs=2):

@@ -1,14 +1,14 @@
 """neatpar.Pool: the spawn pool under ParallelEvaluator, on its own."""
+import multiprocessing
 import os
 import signal
 import socket
-import time
 
 import pytest
 
 import fitness_fns
 import neatpar
-from neatpar.errors import LiveHandleError, TaskTimeout, WorkerDied
+from neatpar.errors import LiveHandleError, TaskTimeout, TransferError, WorkerDied
 
 
 @pytest.fixture(scope="module")
@@ -18,7 +18,6 @@ def pool():
 
 
 def test_workers_are_spawned_not_forked(pool):
-    import multiprocessing
     assert pool._ctx.get_start_method() == "spawn"
     assert all(w.process._popen.__class__.__module__.endswith("popen_spawn_posix") for w in pool._workers)
 
@@ -56,6 +55,9 @@ def test_live_handle_refused_with_its_name(pool):
             pool.apply_async(fitness_fns.whoami, ({"conn": sock},))
     with pytest.raises(LiveHandleError, match=r"args\[0\] \(neatpar pool|Pool cannot be sent"):
         pool.apply_async(fitness_fns.whoami, (pool,))
+    reader, writer = multiprocessing.Pipe()  # plain pickle would send its bare descriptor number
+    with reader, writer, pytest.raises(LiveHandleError, match=r"args\[1\] \(multiprocessing connection"):
+        pool.apply_async(fitness_fns.whoami, (1, writer))
 
 
 def test_timeout_kills_only_the_stuck_worker():
@@ -82,3 +84,42 @@ def test_dead_worker_fails_only_its_task():
         with pytest.raises(WorkerDied, match="signal 9"):
             doomed.get(10)  # the worker's exit is seen at once, not after the task's 60 s
         assert p.apply_async(fitness_fns.whoami, (7,)).get(30)[0] == 7
+
+
+def test_a_task_that_cannot_be_loaded_fails_alone_with_the_cause(tmp_path, monkeypatch):
+    monkeypatch.setenv("NEATPAR_TEST_DIR", str(tmp_path))  # inherited by the workers
+    with neatpar.Pool(1) as p:
+        result = p.apply_async(fitness_fns.whoami, (fitness_fns.Unloadable(),))
+        with pytest.raises(TransferError) as info:
+            result.get(30)
+        assert str(info.value) == (f"pool worker 0 cannot load task {result.task_id} (its function and arguments): "
+                                   f"RuntimeError: this object refuses to be unpickled")
+        assert p.apply_async(fitness_fns.whoami, (3,)).get(30)[0] == 3  # the same worker serves on
+        assert p.started == 1
+
+
+def test_a_worker_that_dies_while_loading_a_task_is_reported_as_such_and_replaced(tmp_path, monkeypatch):
+    """A death is a death (a kill from outside can land then too): the caller decides about retries."""
+    monkeypatch.setenv("NEATPAR_TEST_DIR", str(tmp_path))
+    with neatpar.Pool(1) as p:
+        started = p.started
+        result = p.apply_async(fitness_fns.whoami, (fitness_fns.KillsOnLoad(),))
+        with pytest.raises(WorkerDied, match=rf"^worker 0 \(pid \d+\) died with exit code 3 while loading task "
+                                             rf"{result.task_id}$") as info:
+            result.get(30)
+        assert info.value.position == 0 and info.value.partial == []
+        assert p.apply_async(fitness_fns.whoami, (5,)).get(30)[0] == 5
+        assert p.started == started + 1  # replaced once
+
+
+def test_a_lambda_task_and_a_preloaded_closure_travel_by_value():
+    factor = 3
+
+    def times(x):
+        return x * factor
+    with neatpar.Pool(2, preload={"times": times}) as p:
+        ref = p.preloaded["times"]
+        assert p.apply_async(lambda f, x: f(x), (ref, 5)).get(30) == 15
+        assert p.started == 2
+        with pytest.raises(ValueError, match="preloaded"):
+            p.unshare(ref)

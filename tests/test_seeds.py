@@ -2,9 +2,6 @@
 import hashlib
 import os
 import pickle
-import subprocess
-import sys
-import time
 
 import neat
 import numpy as np
@@ -17,37 +14,25 @@ from neatpar.run.exchange import StepExchange
 from neatpar.run.inference import PoolInference
 from neatpar.nn import FeedForwardPopulation
 from neatpar.parallel.serialize import dumps
-from helpers import BUILDS, ROOT, free_worker_id, load_config, processes_marked, simulator
+from helpers import BUILDS, ROOT, free_worker_id, load_config, run_marked, simulator
 
 EXAMPLES = os.path.join(ROOT, "examples")
 SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripts")
 
 
-def marked_run(args, timeout=180, env=None):
-    mark = f"{os.getpid()}-{time.monotonic_ns()}"
-    result = subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=ROOT, timeout=timeout,
-                            env={**os.environ, "NEATPAR_TEST_MARK": mark, **(env or {})})
-    deadline = time.monotonic() + 5
-    while processes_marked(f"NEATPAR_TEST_MARK={mark}") and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert processes_marked(f"NEATPAR_TEST_MARK={mark}") == [], "processes outlived the script"
-    return result
-
-
 # ---------------------------------------------------------------- the design seed
 
 def test_design_seed_parent_connection_keeps_stepping_after_the_pool():
-    result = marked_run([os.path.join(EXAMPLES, "seed_global_connection.py"), "--steps", "8",
-                         "--worker-id", str(free_worker_id())])
+    result, _ = run_marked([os.path.join(EXAMPLES, "seed_global_connection.py"), "--steps", "8",
+                            "--worker-id", str(free_worker_id())])
     assert result.returncode == 0, result.stderr
     assert "environment still stepping after the pool exited: 8 steps" in result.stdout
 
 
 def test_design_seed_unguarded_connection_is_a_clear_error_not_a_respawn_loop():
-    started = time.monotonic()
-    result = marked_run([os.path.join(SCRIPTS, "seed_unguarded_env.py")],
-                        env={"NEATPAR_TEST_WORKER_ID": str(free_worker_id())})
-    assert time.monotonic() - started < 60
+    result, seconds = run_marked([os.path.join(SCRIPTS, "seed_unguarded_env.py")],
+                                 env={"NEATPAR_TEST_WORKER_ID": str(free_worker_id())})
+    assert seconds < 60
     assert result.returncode != 0
     last = result.stderr.strip().splitlines()[-1]
     assert last.startswith("neatpar.errors.UnguardedScriptError")
@@ -130,7 +115,7 @@ def test_live_handles_are_refused_with_their_name():
 # ---------------------------------------------------------------- the shared-memory seed
 
 def test_shared_memory_seed_example_stale_the_seeds_way_clean_through_the_exchange():
-    result = marked_run([os.path.join(EXAMPLES, "seed_shared_memory.py"), "--steps", "200"])
+    result = run_marked([os.path.join(EXAMPLES, "seed_shared_memory.py"), "--steps", "200"])[0]
     assert result.returncode == 0, result.stderr
     seed_way, neatpar_way = result.stdout.strip().splitlines()
     assert int(seed_way.split(": ")[1].split()[0]) > 0

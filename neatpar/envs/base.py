@@ -11,11 +11,13 @@ actions the outputs become (clipping, masks, bounds) is the environment's busine
       poll() <----------------------------  {behavior: Batch} of the behaviors that reported
       act(behavior, outputs) ------------->  outputs -> actions of the agents that asked
       step() ------------------------------>  the actions take effect
+      take_game_stats() <-------------------  what the game recorded about itself meanwhile
 """
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
-from typing import Mapping, Protocol
+from typing import Mapping, NamedTuple, Protocol
 
 import numpy as np
 
@@ -52,6 +54,21 @@ class Batch:
     interrupted: np.ndarray         # bool per ended agent: cut by a step limit, not by the task
 
 
+class Aggregation(enum.IntEnum):
+    """How a game statistic's values within one summary period (a generation) combine: ML-Agents'
+    StatsAggregationMethod, with the same numbers on the wire."""
+    AVERAGE = 0      # the mean of the values
+    MOST_RECENT = 1  # the latest value
+    SUM = 2          # their sum
+    HISTOGRAM = 3    # their mean, and their distribution
+
+
+class GameStat(NamedTuple):
+    """One value the game recorded about itself (Unity: `Academy.Instance.StatsRecorder.Add`)."""
+    value: float
+    aggregation: Aggregation
+
+
 class Environment(Protocol):
     """The environment side of the runner (see the module docstring)."""
 
@@ -69,6 +86,16 @@ class Environment(Protocol):
 
     def step(self) -> None:
         """Advance to the next step (agents of unlisted behaviors get neutral actions)."""
+
+    def expect(self, episodes: int) -> None:
+        """Only the first `episodes` episodes that start from the next reset until the one after it
+        are scored: an environment whose agents can rest (Gymnasium copies) lets the others rest;
+        one that cannot (a game) ignores it."""
+
+    def take_game_stats(self) -> dict[str, list[GameStat]]:
+        """The statistics the game recorded about itself since the previous call, by key, each
+        key's values in the order they were recorded; {} when there are none or the environment
+        has no way to send them. Kept across a close and a relaunch until taken."""
 
     def close(self) -> None:
         """Release the environment (a later reset starts it again)."""

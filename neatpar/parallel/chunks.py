@@ -15,6 +15,8 @@ from typing import Any, Callable, Iterator, NamedTuple
 
 import numpy as np
 
+from ..errors import ClearedGlobalError
+
 
 class Status(enum.Enum):
     OK = "ok"          # value: the fitness
@@ -43,11 +45,14 @@ def outcome_of(value: Any) -> Outcome:
 
 
 def evaluate_chunk(eval_function: Callable, config: Any, seed: int | None, genomes: list) -> Iterator[Outcome]:
-    """Evaluate `genomes` in order, yielding one Outcome per genome."""
+    """Evaluate `genomes` in order, yielding one Outcome per genome. Touching a cleared global ends
+    the chunk: that is the program's fault, and every genome would meet it."""
     for genome in genomes:
         seed_genome(seed, genome.key)
         try:
             value = eval_function(genome, config)
+        except ClearedGlobalError:
+            raise
         except Exception:
             yield Outcome(Status.RAISED, traceback.format_exc())
             continue

@@ -20,11 +20,10 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from ..errors import FitnessError, GenomeEvaluationError, RemoteError, TaskTimeout, WorkerDied
+from ..errors import ClearedGlobalError, FitnessError, GenomeEvaluationError, RemoteError, TaskTimeout, WorkerDied
 from .chunks import Outcome, Status, evaluate_chunk
-from .pool import check_picklable_function
 from .pool_tasks import PoolTasks
-from .serialize import dumps
+from .serialize import dumps_for_worker
 
 #: How many times a genome may kill its worker before it counts as failed.
 MAX_WORKER_DEATHS = 2
@@ -48,6 +47,10 @@ class ParallelEvaluator:
 
     `timeout` is per genome: a genome still running after it is stopped by killing its worker.
     `num_workers=0` evaluates in this process with the same seeding (for debugging).
+
+    eval_function and initializer travel by value when spawn workers cannot import them (defined
+    in a notebook, the REPL, `python -c` or stdin; lambdas, closures); each worker loads them
+    before it is ready, so one that cannot be loaded there fails the constructor at once.
     """
 
     def __init__(self, num_workers: int, eval_function: Callable, timeout: float | None = None,
@@ -60,7 +63,6 @@ class ParallelEvaluator:
             raise ValueError(f"num_workers must be an int >= 0, got {num_workers!r}")
         if not callable(eval_function):
             raise TypeError(f"eval_function must be callable, got {eval_function!r}")
-        check_picklable_function(eval_function)
         if timeout is not None and not timeout > 0:
             raise ValueError(f"timeout must be a positive number of seconds or None, got {timeout!r}")
         if failure_fitness is not None and not (isinstance(failure_fitness, numbers.Real) and math.isfinite(failure_fitness)):
@@ -146,7 +148,7 @@ class ParallelEvaluator:
             np.random.set_state(saved[1])
 
     def _evaluate_pool(self, pairs: list, config: Any) -> None:
-        payload = dumps(config)
+        payload = dumps_for_worker(config)
         config_ref = self.tasks.share_config(payload, hashlib.blake2b(payload, digest_size=16).digest())
         genomes = [g for _, g in pairs]
         size = self.chunksize or self.tasks.default_chunksize(len(genomes))
@@ -188,6 +190,8 @@ class ParallelEvaluator:
                 return [[culprit] + lost]
             self._fail(culprit, f"killed its worker {MAX_WORKER_DEATHS} times ({error})", error)
             return [lost] if lost else []
+        if isinstance(error, RemoteError) and isinstance(error.__cause__, ClearedGlobalError):
+            raise ClearedGlobalError(str(error.__cause__)) from error  # the program's fault, not a genome's
         culprit = chunk[len(result.partial)] if len(result.partial) < len(chunk) else chunk[-1]
         if isinstance(error, RemoteError):
             raise GenomeEvaluationError(f"evaluating genome {culprit.key} failed in the worker: {error}") from error

@@ -8,11 +8,13 @@ main module) is the failure this project exists to prevent.
 """
 from __future__ import annotations
 
+import dis
+import functools
 import io
 import socket
 import subprocess
-from types import ModuleType
-from typing import Any
+from types import CodeType, FunctionType, MethodType, ModuleType
+from typing import Any, Callable, NamedTuple
 
 from ..errors import ClearedGlobalError
 
@@ -67,6 +69,76 @@ def find_live_handles(namespace: dict) -> dict[str, str]:
     return found
 
 
+class FoundHandle(NamedTuple):
+    """A live handle found inside an object: where it sits, and what it is."""
+    path: str        # e.g. "args[0]['conn']" or "eval_function's global 'env'"
+    kind: str        # e.g. "socket"
+    type_name: str   # the handle's class name
+
+    def __str__(self) -> str:
+        return f"{self.path} ({self.kind}, {self.type_name})"
+
+
+def find_handle(obj: Any, path: str, descend: Callable[[FunctionType], bool], depth: int = 0,
+                seen: set | None = None) -> FoundHandle | None:
+    """Where a live handle sits inside `obj`: in containers and attributes a few levels deep, and,
+    in functions that `descend` accepts (those that travel by value), in the globals they use,
+    their closure and their defaults. None when there is none."""
+    kind = handle_kind(obj)
+    if kind is not None:
+        return FoundHandle(path, kind, type(obj).__name__)
+    seen = set() if seen is None else seen
+    if depth > 4 or id(obj) in seen or isinstance(obj, (type, ModuleType, str, bytes, int, float)):
+        return None
+    seen.add(id(obj))
+    for child_path, child in parts(obj, path, descend):
+        found = find_handle(child, child_path, descend, depth + 1, seen)
+        if found is not None:
+            return found
+    return None
+
+
+def parts(obj: Any, path: str, descend: Callable[[FunctionType], bool]) -> list[tuple[str, Any]]:
+    """What `obj` holds, with readable paths: items of containers, attributes, and for functions
+    that `descend` accepts, the globals they use, their closure variables and defaults."""
+    if isinstance(obj, FunctionType):
+        if not descend(obj):
+            return []
+        space = obj.__globals__
+        held = [(f"{path}'s global {name!r}", space[name]) for name in used_globals(obj.__code__) if name in space]
+        for name, cell in zip(obj.__code__.co_freevars, obj.__closure__ or ()):
+            try:
+                held.append((f"{path}'s closure variable {name!r}", cell.cell_contents))
+            except ValueError:  # an empty cell
+                pass
+        defaults = list(obj.__defaults__ or ()) + list((obj.__kwdefaults__ or {}).values())
+        return held + [(f"{path}'s default {i}", value) for i, value in enumerate(defaults)]
+    if isinstance(obj, MethodType):
+        return [(f"{path}.__self__", obj.__self__), (path, obj.__func__)]
+    if isinstance(obj, functools.partial):
+        return [(f"{path}.func", obj.func)] + parts(obj.args, f"{path}.args", descend) + \
+            parts(obj.keywords, f"{path}.keywords", descend)
+    if isinstance(obj, dict):
+        return [(f"{path}[{key!r}]", value) for key, value in obj.items()]
+    if isinstance(obj, (list, tuple, set, frozenset)):
+        return [(f"{path}[{i}]", value) for i, value in enumerate(obj)]
+    attributes = getattr(obj, "__dict__", None)
+    return [(f"{path}.{key}", value) for key, value in attributes.items()] if isinstance(attributes, dict) else []
+
+
+_GLOBAL_OPS = {dis.opmap[name] for name in ("LOAD_GLOBAL", "STORE_GLOBAL", "DELETE_GLOBAL")}
+
+
+def used_globals(code: CodeType) -> list[str]:
+    """The global names a function's code (nested functions' included) reads or writes: what
+    a by-value pickle of it carries along."""
+    names = dict.fromkeys(i.argval for i in dis.get_instructions(code) if i.opcode in _GLOBAL_OPS)
+    for const in code.co_consts:
+        if isinstance(const, CodeType):
+            names.update(dict.fromkeys(used_globals(const)))
+    return list(names)
+
+
 def close_quietly(obj: Any) -> None:
     """Best-effort close of a worker's own copy of a handle (never raises)."""
     for method in ("close", "stop"):
@@ -93,8 +165,8 @@ class ClearedGlobal:
         kind = object.__getattribute__(self, "_kind")
         raise ClearedGlobalError(
             f"global {name!r} ({kind}) of your main module was cleared in this neatpar worker: it "
-            f"belongs to the main process. Pass what the worker needs as an argument, or create it "
-            f"inside the function that runs in the worker."
+            f"belongs to the main process. Pass what the worker needs as an argument (or with "
+            f"initializer/initargs), or create it inside the function that runs in the worker."
         )
 
     def __getattr__(self, _attr):

@@ -14,31 +14,22 @@ from __future__ import annotations
 import enum
 import itertools
 import multiprocessing
+import os
 import pickle
 import selectors
+import sys
 import time
+import warnings
 from collections import deque
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
-from ..errors import (
-    LiveHandleError,
-    RemoteError,
-    TaskTimeout,
-    UnguardedScriptError,
-    WorkerDied,
-    WorkerStartError,
-)
-from . import workers
-from .handles import handle_kind, install_exit_guard
-from .messages import Done, Drop, Failed, Items, Put, Ready, Retire, RunTask, StartFailed, StartStage, Stop
+from ..errors import LiveHandleError, RemoteError, TaskTimeout, WorkerDied, WorkerStartError
+from . import module_state, worker_errors, workers
+from .handles import install_exit_guard
+from .messages import Done, Drop, Failed, Items, LoadFailed, Put, Reached, Ready, Retire, StartFailed, StartStage, Stop
 from .serialize import dumps
-from .workers import SharedRef
-
-_START_ADVICE = (
-    "spawn re-runs the top level of your main script in every worker: keep live handles "
-    "(UnityEnvironment, sockets, servers) and the pool itself under `if __name__ == \"__main__\":`"
-)
-
+from .transfer import dumps_checked, pickle_startup, pickle_task
+from .workers import LOADING, LoadMark, SharedRef
 
 class WorkerState(enum.Enum):
     STARTING = "starting"
@@ -95,11 +86,12 @@ class _Task:
 
 
 class _Worker:
-    __slots__ = ("index", "process", "conn", "state", "task", "refs", "last_progress", "seen_position")
+    __slots__ = ("index", "process", "conn", "state", "task", "refs", "last_progress", "seen_position", "reached")
 
     def __init__(self, index: int, process, conn):
         self.index, self.process, self.conn = index, process, conn
         self.state = WorkerState.STARTING
+        self.reached = Reached(StartStage.SPAWN, -1)  # how far it got while starting
         self.task: _Task | None = None
         self.refs: set[int] = set()
         self.last_progress = time.monotonic()
@@ -116,26 +108,42 @@ class Pool:
       fails with WorkerDied carrying the items that arrived.
     - `share(obj)` pickles `obj` once and installs it in each worker before its first task that
       passes the returned reference as an argument.
+    - `preload={"name": obj}` installs objects in every worker before it is ready (so one that
+      cannot be loaded there is a start failure); `preloaded["name"]` is its reference.
+
+    Functions (tasks, the initializer, preloaded ones) that a spawn worker cannot import (defined
+    in a notebook, the REPL, `python -c` or stdin; lambdas, closures) travel by value with what
+    they use; a live handle among that is refused. `initargs` travel as multiprocessing sends
+    process arguments (shared arrays and pipes included).
     """
 
     def __init__(self, processes: int, initializer: Callable | None = None, initargs: tuple = (),
                  maxtasksperchild: int | None = None, *, clear_globals: Iterable[str] = (),
-                 start_timeout: float = 120.0):
+                 start_timeout: float = 120.0, preload: Mapping[str, Any] | None = None):
         if not isinstance(processes, int) or processes < 1:
             raise ValueError(f"processes must be a positive int, got {processes!r}")
         if maxtasksperchild is not None and (not isinstance(maxtasksperchild, int) or maxtasksperchild < 1):
             raise ValueError(f"maxtasksperchild must be a positive int or None, got {maxtasksperchild!r}")
+        if initializer is not None and not callable(initializer):
+            raise TypeError(f"initializer must be callable or None, got {initializer!r}")
         install_exit_guard()
         self._ctx = multiprocessing.get_context("spawn")
-        self._worker_args = (tuple(clear_globals), initializer, tuple(initargs), maxtasksperchild)
+        self._ids = itertools.count()
+        self.preloaded = {name: SharedRef(next(self._ids)) for name in (preload or {})}
+        self._initializer = initializer
+        startup = pickle_startup(tuple(initargs), initializer, dict(preload or {}), self.preloaded)
+        self._startup_names = startup.names
+        initargs = () if "initargs" in startup.names else tuple(initargs)  # else multiprocessing sends them
+        self._worker_args = (initargs, startup, tuple(clear_globals), maxtasksperchild)
         self._progress = self._ctx.RawArray("q", 2 * processes)  # per slot: task id, item index
         self._start_timeout = start_timeout
-        self._ids = itertools.count()
         self._queue: deque[_Task] = deque()
         self._shared: dict[int, bytes] = {}
         self._workers: list[_Worker] = []
         self._selector = selectors.DefaultSelector()
         self._closed = False
+        self._warned = False
+        self.started = 0  # worker processes started over the pool's life (replacements included)
         try:
             self._workers = [self._start_worker(i) for i in range(processes)]
             self._wait_started()
@@ -161,12 +169,14 @@ class Pool:
         if worker is not None and not 0 <= worker < len(self._workers):
             raise ValueError(f"worker must be in [0, {len(self._workers)}), got {worker}")
         task_id = next(self._ids)
-        payload = _pickle_task(task_id, func, tuple(args), dict(kwds or {}))
+        payload = pickle_task(task_id, func, tuple(args), dict(kwds or {}))
         refs = [a.key for a in args if isinstance(a, SharedRef)]
-        missing = [k for k in refs if k not in self._shared]
+        preloaded = {ref.key for ref in self.preloaded.values()}
+        missing = [k for k in refs if k not in self._shared and k not in preloaded]
         if missing:
             raise ValueError(f"shared references {missing} were unshared or belong to another pool")
         result = AsyncResult(self, task_id)
+        refs = [k for k in refs if k not in preloaded]  # every worker has those from its start
         self._queue.append(_Task(task_id, payload, refs, worker, timeout, result))
         self._dispatch()
         return result
@@ -176,11 +186,13 @@ class Pool:
         most once, before its first task that uses the returned reference."""
         self._check_open()
         key = next(self._ids)
-        self._shared[key] = pickled if pickled is not None else _dumps_checked(obj, "shared object")
+        self._shared[key] = pickled if pickled is not None else dumps_checked(obj, "shared object")
         return SharedRef(key)
 
     def unshare(self, ref: SharedRef) -> None:
         """Forget a shared object here and in the workers that hold it."""
+        if ref in self.preloaded.values():
+            raise ValueError(f"{ref} was preloaded: every worker loads it at start")
         self._shared.pop(ref.key, None)
         for w in self._workers:
             if ref.key in w.refs and w.state is not WorkerState.GONE:
@@ -256,10 +268,12 @@ class Pool:
         parent_conn, child_conn = self._ctx.Pipe(duplex=True)
         self._progress[2 * index] = -1
         process = workers.start_process(self._ctx, child_conn, workers.worker_main,
-                                        self._worker_args + (self._progress, index),
+                                        (LoadMark(),) + self._worker_args + (self._progress, index),
                                         name=f"neatpar-worker-{index}")
+        self.started += 1
         child_conn.close()
         w = _Worker(index, process, parent_conn)
+        w.refs.update(ref.key for ref in self.preloaded.values())
         self._selector.register(parent_conn, selectors.EVENT_READ, ("message", w))
         self._selector.register(process.sentinel, selectors.EVENT_READ, ("exit", w))
         return w
@@ -268,7 +282,7 @@ class Pool:
         deadline = time.monotonic() + self._start_timeout
         while any(w.state is WorkerState.STARTING for w in self._workers):
             if time.monotonic() > deadline:
-                raise WorkerStartError(f"pool workers did not start within {self._start_timeout:.0f} s; {_START_ADVICE}")
+                raise WorkerStartError(f"pool workers did not start within {self._start_timeout:.0f} s; {worker_errors.START_ADVICE}")
             self._pump(deadline - time.monotonic())
 
     def _replace(self, w: _Worker) -> None:
@@ -354,8 +368,15 @@ class Pool:
 
     def _on_message(self, w: _Worker, message) -> None:
         w.last_progress = time.monotonic()
-        if isinstance(message, Ready):
+        if isinstance(message, Reached):
+            w.reached = message
+        elif isinstance(message, Ready):
             w.state = WorkerState.IDLE
+            if message.unseeded and not self._warned:
+                self._warned = True
+                warnings.warn(module_state.warning_text(message.unseeded), RuntimeWarning, stacklevel=_caller_level())
+        elif isinstance(message, LoadFailed):
+            self._finish_task(w, error=worker_errors.task_not_loaded(w.index, message))
         elif isinstance(message, Items):
             w.task.result.partial.extend(message.items)
         elif isinstance(message, Done):
@@ -377,14 +398,7 @@ class Pool:
     def _on_start_error(self, w: _Worker, message: StartFailed) -> None:
         """Raise the one-line error for a worker that could not start (its traceback went to stderr)."""
         self._kill(w)
-        summary = " ".join(message.summary.split())
-        if message.stage is StartStage.UNGUARDED:
-            error = UnguardedScriptError(f"pool worker could not start: {summary}")
-        elif message.stage is StartStage.INITIALIZER:
-            error = WorkerStartError(f"pool worker initializer failed: {summary}")
-        else:
-            error = UnguardedScriptError(
-                f"pool worker failed while re-importing your main script ({summary}); {_START_ADVICE}")
+        error = worker_errors.start_failed(message)
         error.remote_traceback = message.traceback
         raise error
 
@@ -396,20 +410,28 @@ class Pool:
         task = w.task
         self._kill(w)
         code = w.process.exitcode
+        what = f"signal {-code}" if code is not None and code < 0 else f"exit code {code}"
         if starting:
-            raise WorkerStartError(f"pool worker exited with code {code} before it was ready; {_START_ADVICE}")
+            part = w.reached.part
+            raise worker_errors.died_starting(f"pool worker {w.index} (pid {w.process.pid}) exited with {what}",
+                                              w.reached.stage, "initargs" if part < 0 else self._startup_names[part],
+                                              self._initializer)
         if task is not None:
-            what = f"signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+            doing = "loading" if self._loading(w, task) else "running"  # a kill from outside can land while loading
             task.result._finish(error=WorkerDied(
-                f"worker {w.index} (pid {w.process.pid}) died with {what} while running task {task.id}",
+                f"worker {w.index} (pid {w.process.pid}) died with {what} while {doing} task {task.id}",
                 list(task.result.partial), code, self._position(w, task), w.index))
         self._replace(w)
 
     def _position(self, w: _Worker, task: _Task) -> int:
         """Index of the item `w` was computing for `task`, from the shared progress array."""
-        if self._progress[2 * w.index] == task.id:
+        if self._progress[2 * w.index] == task.id and not self._loading(w, task):
             return int(self._progress[2 * w.index + 1])
         return len(task.result.partial)
+
+    def _loading(self, w: _Worker, task: _Task) -> bool:
+        """Whether `w` is unpickling `task`'s function and arguments."""
+        return self._progress[2 * w.index] == task.id and self._progress[2 * w.index + 1] == LOADING
 
     def _expire_deadlines(self) -> None:
         now = time.monotonic()
@@ -422,8 +444,9 @@ class Pool:
                 w.seen_position, w.last_progress = position, now
             elif now - w.last_progress > task.timeout:
                 self._kill(w)
+                still = " (its worker was still loading it)" if self._loading(w, task) else ""
                 task.result._finish(error=TaskTimeout(
-                    f"task {task.id} made no progress for {task.timeout} s; worker {w.index} "
+                    f"task {task.id} made no progress for {task.timeout} s{still}; worker {w.index} "
                     f"(pid {w.process.pid}) was killed", list(task.result.partial), None, position, w.index))
                 self._replace(w)
 
@@ -456,55 +479,12 @@ class Pool:
         return None
 
 
-def _pickle_task(task_id: int, func: Callable, args: tuple, kwds: dict) -> bytes:
-    check_picklable_function(func)
-    return _dumps_checked(RunTask(task_id, func, args, kwds), f"the arguments of {func.__qualname__}",
-                          named={"args": args, "kwds": kwds})
+def _caller_level() -> int:
+    """The `stacklevel` of the first frame outside neatpar, so a warning points at the user's line."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(package + os.sep):
+        frame, level = frame.f_back, level + 1
+    return level
 
-
-def check_picklable_function(func: Callable) -> None:
-    """Refuse lambdas and closures up front: spawn workers can only import module-level functions."""
-    qualname = getattr(func, "__qualname__", "")
-    if "<lambda>" in qualname or "<locals>" in qualname:
-        raise TypeError(
-            f"{qualname} cannot run in a spawn worker: define the function at the top level of a "
-            f"module (lambdas and nested functions cannot be imported by the worker)")
-
-
-def _dumps_checked(obj: Any, what: str, named: dict | None = None) -> bytes:
-    """Pickle by value; if that fails, look for the live handle that is the likely cause (in the
-    `named` parts of `obj`, or in `obj`) and name it."""
-    try:
-        return dumps(obj)
-    except LiveHandleError:
-        raise
-    except Exception as exc:
-        for name, part in (named or {"object": obj}).items():
-            culprit = _find_handle(part, path=name)
-            if culprit:
-                raise LiveHandleError(f"cannot send {culprit} to a worker: live handles stay in the "
-                                      f"process that made them; pass plain data instead") from exc
-        raise TypeError(f"cannot send {what} to a worker: {exc}") from exc
-
-
-def _find_handle(obj: Any, depth: int = 0, path: str = "object") -> str | None:
-    kind = handle_kind(obj)
-    if kind:
-        return f"{path} ({kind}, {type(obj).__name__})"
-    if depth > 3:
-        return None
-    if isinstance(obj, dict):
-        items = obj.items()
-    elif isinstance(obj, (list, tuple, set, frozenset)):
-        items = enumerate(obj)
-    elif hasattr(obj, "__dict__"):
-        items = vars(obj).items()
-    else:
-        return None
-    attribute = not isinstance(obj, (dict, list, tuple, set, frozenset))
-    for key, value in items:
-        found = _find_handle(value, depth + 1, f"{path}.{key}" if attribute else f"{path}[{key!r}]")
-        if found:
-            return found
-    return None
 

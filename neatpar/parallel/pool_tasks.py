@@ -1,8 +1,10 @@
 """ParallelEvaluator's local backend: chunks of genomes as tasks of a neatpar spawn Pool.
 
-The config is installed in each worker once (`Pool.share`), and again only when its pickled
-bytes change; results stream one genome at a time, so a worker that dies mid-chunk costs only
-the genome it was running (the pool's progress cell says which).
+The fitness function is preloaded in each worker (loaded before the worker is ready, by value
+when the worker could not import it); the config is installed in each worker once
+(`Pool.share`), and again only when its pickled bytes change; results stream one genome at a
+time, so a worker that dies mid-chunk costs only the genome it was running (the pool's progress
+cell says which).
 """
 from __future__ import annotations
 
@@ -19,7 +21,9 @@ class PoolTasks:
                  initializer: Callable | None, initargs: tuple, maxtasksperchild: int | None,
                  clear_globals: Iterable[str]):
         self.num_workers, self.eval_function, self.timeout = num_workers, eval_function, timeout
-        self.pool = Pool(num_workers, initializer, initargs, maxtasksperchild, clear_globals=clear_globals)
+        self.pool = Pool(num_workers, initializer, initargs, maxtasksperchild, clear_globals=clear_globals,
+                         preload={"eval_function": eval_function})
+        self.function_ref = self.pool.preloaded["eval_function"]
         self.config_ref = None   # the installed config's reference, and its digest
         self._digest: bytes | None = None
 
@@ -40,7 +44,7 @@ class PoolTasks:
         return max(1, -(-count // (4 * self.num_workers)))
 
     def submit(self, config_ref, seed: int | None, chunk: list) -> AsyncResult:
-        return self.pool.apply_async(evaluate_chunk, (self.eval_function, config_ref, seed, chunk), timeout=self.timeout)
+        return self.pool.apply_async(evaluate_chunk, (self.function_ref, config_ref, seed, chunk), timeout=self.timeout)
 
     def wait(self, jobs, timeout: float) -> list[AsyncResult]:
         return self.pool.wait(jobs, timeout=timeout, return_when_any=True)

@@ -8,6 +8,7 @@ a function whose globals hold a live handle is refused.
 """
 from __future__ import annotations
 
+import sys
 import time
 import uuid
 from collections import deque
@@ -15,7 +16,8 @@ from typing import Callable
 
 from ..errors import LiveHandleError, RemoteError, TaskTimeout, WorkerDied
 from .chunks import Outcome, evaluate_chunk
-from .handles import handle_kind
+from .handles import find_handle, used_globals
+from .serialize import found_by_name
 from .ray_cluster import config_from, connect, first_line, shutdown
 
 _initialized: set[str] = set()
@@ -138,9 +140,17 @@ def _refuse_live_globals(eval_function: Callable) -> None:
     among them (a simulator connection must never be copied into a worker)."""
     code = getattr(eval_function, "__code__", None)
     namespace = getattr(eval_function, "__globals__", {})
-    for name in (code.co_names if code is not None else ()):
-        kind = handle_kind(namespace.get(name))
-        if kind:
-            raise LiveHandleError(f"eval_function uses the global {name!r} ({kind}), which Ray would copy into "
-                                  f"every worker: create it inside the function (lazily, once per worker) instead")
+    for name in (used_globals(code) if code is not None else ()):
+        found = find_handle(namespace.get(name), name, _sent_by_value)
+        if found is not None:
+            where = "" if found.path == name else f" at {found.path}"
+            raise LiveHandleError(f"eval_function uses the global {name!r} ({found.kind}{where}), which Ray would "
+                                  f"copy into every worker: create it inside the function (lazily, once per worker) "
+                                  f"instead")
 
+
+def _sent_by_value(function: Callable) -> bool:
+    """Whether Ray (cloudpickle) sends a function by value: one of the main module, or one no
+    module has at its name (a lambda, a nested function)."""
+    module = getattr(function, "__module__", None)
+    return module == "__main__" or not found_by_name(sys.modules.get(module or ""), function)

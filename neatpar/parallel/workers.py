@@ -6,9 +6,15 @@ channel travels in multiprocessing's *preparation data*, which the child unpickl
 imports the main module: unpickling it arms an excepthook that sends the error to the parent.
 The preparation data gets that entry through a wrapper around multiprocessing's
 `spawn.get_preparation_data`, installed when the first pool starts (`install_start_hook`).
+
+A starting worker reports each stage as it enters it (messages.Reached), so the parent can name
+the stage even of a worker that died without a word: it re-imports the main script, loads what
+the pool sent (initargs, the initializer, preloaded objects), clears live globals, runs the
+initializer and reports Ready.
 """
 from __future__ import annotations
 
+import io
 import multiprocessing
 import os
 import pickle
@@ -19,16 +25,19 @@ import time
 import traceback
 import types
 from multiprocessing import spawn
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
+from . import module_state
 from .handles import ClearedGlobal, close_quietly, find_live_handles, is_connecting
-from .messages import Done, Drop, Failed, Items, Put, Ready, Retire, RunTask, StartFailed, StartStage, Stop
-from .serialize import dumps
+from .messages import (Done, Drop, Failed, Items, LoadFailed, Put, Reached, Ready, Retire, RunTask, StartFailed,
+                       StartStage, Startup, Stop)
+from .serialize import dumps_for_worker, main_script_path
 
 # ---------------------------------------------------------------- early arming (child side)
 
 _channel = None  # this worker's connection to the parent, set by _arm()
-
+_stage = StartStage.SPAWN
+_generators: module_state.Snapshot | None = None  # the global generators before the main re-import
 
 _importing_main = False  # True from _arm() until worker_main() starts
 
@@ -70,17 +79,20 @@ def _guard(cls) -> None:
 
 def _arm(conn) -> None:
     """Runs in the child while it unpickles its preparation data, before the main re-import."""
-    global _channel, _importing_main
+    global _channel, _importing_main, _generators
     _channel = conn
+    reach(StartStage.IMPORT)
     _importing_main = True
+    _generators = module_state.snapshot()
     sys.meta_path.insert(0, _UnityGuard())
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C is the parent's to handle
     previous = sys.excepthook
 
     def report_start_failure(exc_type, exc, tb):
         text = "".join(traceback.format_exception(exc_type, exc, tb))
+        what = "initargs: " if _stage is StartStage.LOAD else ""  # the only user object in the process arguments
         try:
-            send(StartFailed(StartStage.IMPORT, f"{exc_type.__name__}: {exc}", text))
+            send(StartFailed(_stage, f"{what}{exc_type.__name__}: {exc}", text))
         except Exception:
             pass
         previous(exc_type, exc, tb)
@@ -88,14 +100,34 @@ def _arm(conn) -> None:
     sys.excepthook = report_start_failure
 
 
+def reach(stage: StartStage, part: int = -1) -> None:
+    """Tell the parent how far this starting worker got."""
+    global _stage
+    _stage = stage
+    try:
+        send(Reached(stage, part))
+    except Exception:  # noqa: BLE001 - the parent is gone: the worker exits soon enough
+        pass
+
+
 class _StartGuard:
-    """Carried in the preparation data; unpickling it in the child calls _arm(conn)."""
+    """Carried in the preparation data; unpickling it in the child calls _arm(conn). (It carries
+    nothing backed by shared memory: a second copy of such a descriptor among the user's initargs
+    would make the start fail.)"""
 
     def __init__(self, conn):
         self.conn = conn
 
     def __reduce__(self):
         return (_arm, (self.conn,))
+
+
+class LoadMark:
+    """The first of a worker's process arguments: unpickled after the main re-import and before
+    the user's initargs, it records that the worker is now loading what the pool sent."""
+
+    def __reduce__(self):
+        return (reach, (StartStage.LOAD,))
 
 
 _pending = threading.local()
@@ -107,6 +139,8 @@ def _preparation_data(name):
     guard = getattr(_pending, "guard", None)
     if guard is not None:
         data["neatpar_start_guard"] = guard  # spawn.prepare() ignores keys it does not know
+        if "init_main_from_path" in data and main_script_path() is None:
+            del data["init_main_from_path"]  # `python - < script.py`: "<stdin>" is no file to re-run
     return data
 
 
@@ -135,7 +169,7 @@ def start_process(ctx, child_conn, target: Callable, args: tuple, name: str) -> 
 
 def send(message: tuple) -> None:
     """Send one message to the parent."""
-    _channel.send_bytes(dumps(message))
+    _channel.send_bytes(dumps_for_worker(message))
 
 
 _on_parent_exit: list[Callable[[], None]] = []
@@ -184,14 +218,28 @@ def _main_namespaces() -> list[dict]:
     return list(spaces.values())
 
 
-def clear_globals(names: tuple[str, ...]) -> list[tuple[str, str]]:
-    """Replace live handles and the named globals of the main module by placeholders.
+def _by_value_namespaces(objects) -> list[dict]:
+    """The globals of main-module functions that arrived by value: the globals they use, copied
+    from the parent's main module (functions sent together share one such dict)."""
+    main = vars(sys.modules["__main__"]) if "__main__" in sys.modules else None
+    spaces = {}
+    for obj in objects:
+        space = getattr(obj, "__globals__", None)
+        if isinstance(space, dict) and space.get("__name__") == "__main__" and space is not main:
+            spaces.setdefault(id(space), space)
+    return list(spaces.values())
+
+
+def clear_globals(names: tuple[str, ...], loaded: tuple = ()) -> list[tuple[str, str]]:
+    """Replace live handles and the named globals of the main module by placeholders, and the
+    named ones among the globals of functions that arrived by value (`loaded`).
 
     Returns the (name, kind) pairs of handles whose creation connects somewhere (a simulator, a
     bound port): such a handle exists here only because spawn re-ran the script's top level.
     """
     connecting: dict[str, str] = {}
     spaces = [(namespace, find_live_handles(namespace)) for namespace in _main_namespaces()]
+    spaces += [(namespace, {}) for namespace in _by_value_namespaces(loaded)]
     for namespace, live in spaces:  # found everywhere first: closing one hides it from the others
         for name, kind in live.items():
             close_quietly(namespace[name])
@@ -212,26 +260,50 @@ def _unguarded_message(connecting: list[tuple[str, str]]) -> str:
     )
 
 
-def worker_main(clear_names: tuple[str, ...], initializer: Callable | None, initargs: tuple,
+def worker_main(mark: None, initargs: tuple, startup: Startup, clear_names: tuple[str, ...],
                 max_units: int | None, progress, index: int) -> None:
-    """Process target of every pool worker: clear globals, run the initializer, serve tasks."""
+    """Process target of every pool worker: load what the pool sent, clear globals, run the
+    initializer, serve tasks. (`mark` is what LoadMark left: it only reported the stage.)"""
     global _importing_main, _cell
     _importing_main = False
+    unseeded = module_state.unseeded_draws(_generators) if _generators is not None else ()
     _cell = ProgressCell(progress, index)
     _watch_parent()
-    connecting = clear_globals(clear_names)
+    loaded = _load_startup(startup)
+    if loaded is None:
+        return
+    initializer, initargs = loaded.pop("initializer"), loaded.pop("initargs", initargs)
+    preloaded = {key: loaded[name] for name, key in zip(startup.names, startup.keys) if key is not None}
+    reach(StartStage.UNGUARDED)
+    connecting = clear_globals(clear_names, (initializer, *preloaded.values()))
     if connecting:
         send(StartFailed(StartStage.UNGUARDED, _unguarded_message(connecting), ""))
         return
     if initializer is not None:
+        reach(StartStage.INITIALIZER)
         try:
             initializer(*initargs)
         except BaseException as exc:  # noqa: BLE001 - reported to the parent, then exit
             traceback.print_exc()
             send(StartFailed(StartStage.INITIALIZER, f"{type(exc).__name__}: {exc}", traceback.format_exc()))
             return
-    send(Ready(os.getpid()))
-    _serve(max_units, _cell)
+    send(Ready(os.getpid(), unseeded))
+    _serve(max_units, _cell, preloaded)
+
+
+def _load_startup(startup: Startup) -> dict[str, Any] | None:
+    """Unpickle the start-up parts in order, by name; None (after telling the parent which one
+    failed) when one cannot be loaded here. Each part is announced first, so a death names it too."""
+    unpickler = pickle.Unpickler(io.BytesIO(startup.data))
+    loaded = {}
+    for part, name in enumerate(startup.names):
+        reach(StartStage.LOAD, part)
+        try:
+            loaded[name] = unpickler.load()
+        except Exception as exc:  # noqa: BLE001 - reported to the parent, then exit
+            send(StartFailed(StartStage.LOAD, f"{name}: {type(exc).__name__}: {exc}", traceback.format_exc()))
+            return None
+    return loaded
 
 
 # ---------------------------------------------------------------- the task loop
@@ -251,8 +323,24 @@ class SharedRef:
         return f"SharedRef({self.key})"
 
 
+class _Pickled(NamedTuple):
+    """A shared object as it arrived, unpickled by the first task that uses it."""
+    data: bytes
+
+
 def _resolve(args: tuple, cache: dict) -> tuple:
-    return tuple(cache[a.key] if isinstance(a, SharedRef) else a for a in args)
+    """The task's arguments with shared references replaced by their objects (loaded on first use)."""
+    resolved = []
+    for arg in args:
+        if isinstance(arg, SharedRef):
+            if isinstance(cache[arg.key], _Pickled):
+                cache[arg.key] = pickle.loads(cache[arg.key].data)
+            arg = cache[arg.key]
+        resolved.append(arg)
+    return tuple(resolved)
+
+
+LOADING = -1  # the item index of a task whose function and arguments are being unpickled
 
 
 class ProgressCell:
@@ -265,6 +353,10 @@ class ProgressCell:
     def __init__(self, array, slot: int):
         self.array, self.base = array, 2 * slot
         self.slot, self.index = slot, 0
+
+    def loading(self, task_id: int) -> None:
+        """The worker is unpickling this task's function and arguments."""
+        self.at(task_id, LOADING)
 
     def at(self, task_id: int, index: int) -> None:
         self.index = index
@@ -319,8 +411,7 @@ def _run_task(task_id: int, func: Callable, args: tuple, kwargs: dict, progress:
             batch, last_sent = [], now
 
 
-def _serve(max_units: int | None, progress: ProgressCell) -> None:
-    cache: dict[int, Any] = {}
+def _serve(max_units: int | None, progress: ProgressCell, cache: dict[int, Any]) -> None:
     units = 0
     while True:
         try:
@@ -330,13 +421,19 @@ def _serve(max_units: int | None, progress: ProgressCell) -> None:
         if isinstance(message, Stop):
             return
         if isinstance(message, Put):
-            cache[message.key] = pickle.loads(message.pickled)
+            cache[message.key] = _Pickled(message.pickled)
         elif isinstance(message, Drop):
             cache.pop(message.key, None)
         elif isinstance(message, RunTask):
+            progress.loading(message.task_id)
             try:
-                units += _run_task(message.task_id, message.func, _resolve(message.args, cache), message.kwargs,
-                                   progress)
+                func, args, kwargs = pickle.loads(message.payload)
+                args = _resolve(args, cache)
+            except Exception as exc:  # noqa: BLE001 - the task cannot run here: the parent says why
+                send(LoadFailed(message.task_id, f"{type(exc).__name__}: {exc}", traceback.format_exc()))
+                continue
+            try:
+                units += _run_task(message.task_id, func, args, kwargs, progress)
             except BaseException as exc:  # noqa: BLE001 - every failure goes back to the parent
                 _send_error(message.task_id, exc)
             if max_units is not None and units >= max_units:
@@ -347,7 +444,7 @@ def _serve(max_units: int | None, progress: ProgressCell) -> None:
 def _send_error(task_id: int, exc: BaseException) -> None:
     tb = traceback.format_exc()
     try:
-        payload = dumps(exc)
+        payload = dumps_for_worker(exc)
         pickle.loads(payload)
     except Exception:
         payload = None

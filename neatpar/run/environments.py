@@ -1,18 +1,28 @@
-"""The environment a run's settings name, behind the runner's interface (envs/base.py)."""
+"""The environment a run's settings name, behind the runner's interface (envs/base.py): a Unity
+build (or the Editor), or copies of a Gymnasium environment."""
 from __future__ import annotations
 
 from typing import Callable
 
 from ..envs.base import Environment
-from ..envs.unity.adapter import UnityAdapter
-from ..envs.unity.bridge import SimulatorBridge, resolve_build
+from ..envs.gym import DEFAULT_COPIES, GymEnvironment, GymSetup, check as check_gym
 from ..settings import Settings
 
 
+def gym_setup(settings: Settings) -> GymSetup:
+    """The copies a Gymnasium run plays in each process; max_steps cuts their episodes (so no
+    step is spent on an unscored rest of an episode)."""
+    return GymSetup(settings.gym, dict(settings.env_kwargs), settings.agents or DEFAULT_COPIES, settings.max_steps)
+
+
 def check_environment(settings: Settings) -> None:
-    """Refuse an environment that cannot start (a missing or non-executable build) with a
-    ConfigError, before anything is created."""
-    if settings.env is not None:
+    """Refuse an environment that cannot start with a ConfigError, before anything is created: a
+    missing or non-executable build; a Gymnasium environment that is unknown, needs a package
+    that is missing, or has spaces neatpar does not take."""
+    if settings.gym is not None:
+        check_gym(gym_setup(settings))
+    elif settings.env is not None:
+        from ..envs.unity.bridge import resolve_build
         resolve_build(settings.env)
 
 
@@ -20,7 +30,13 @@ def open_environment(settings: Settings, log_folder: str | None, worker_id: int 
                      allow_child: bool = False, on_launch: Callable[[int], None] | None = None) -> Environment:
     """The environment of a run; nothing starts until its first reset. `worker_id` moves a Unity
     build's port (env hosts each take their own); `allow_child` lets an env host own one;
-    `on_launch` is called with the PID of each process the environment launches."""
+    `on_launch` is called with the PID of each process the environment launches (a Gymnasium
+    environment launches none and needs none of these)."""
+    if settings.gym is not None:
+        return GymEnvironment(gym_setup(settings))
+    # The Unity side pulls in mlagents-envs and gRPC: imported only for Unity runs.
+    from ..envs.unity.adapter import UnityAdapter
+    from ..envs.unity.bridge import SimulatorBridge
     bridge = SimulatorBridge(
         settings.env, args=settings.env_args, no_graphics=settings.no_graphics, time_scale=settings.time_scale,
         timeout=settings.timeout, log_folder=log_folder, seed=settings.seed or 0,

@@ -1,6 +1,7 @@
-"""UnityEvaluator: a neat-python fitness callback that plays genomes in a Unity (or simulator)
-environment, either in this process (one simulator) or on env hosts (several simulators, local
-processes or Ray actors).
+"""EnvEvaluator: a neat-python fitness callback that plays genomes in an environment (a Unity
+build or copies of a Gymnasium environment), either in this process or on env hosts (several
+environments, local processes or Ray actors). `UnityEvaluator` is the same class under its
+earlier name.
 """
 from __future__ import annotations
 
@@ -11,24 +12,27 @@ from typing import Any
 from ..errors import LiveHandleError
 from ..genome_io import load_genome
 from ..settings import Settings, Source, load
-from .environments import check_environment, open_environment
+from .environments import check_environment, gym_setup, open_environment
 from .hosts import HostScheduler, HostSetup
 from .local_hosts import LocalHosts
 from .ray_hosts import RayHosts
 from .inference import make_inference
-from .runner import EpisodeRunner, GenerationStats, aggregate
+from .runner import EpisodeRunner, aggregate
+from .stats import GenerationStats
 
 
-class UnityEvaluator:
+class EnvEvaluator:
     """Evaluates genomes on the agents of an environment; `population.run(ev.evaluate, n)`.
 
-        evaluator = UnityEvaluator("unity_builds/ball", {"Ball3D?team=0": "population"}, max_steps=300)
+        evaluator = EnvEvaluator("gymnasium:LunarLander-v3", agents=32, max_steps=1000)
+        evaluator = EnvEvaluator("unity_builds/ball", {"Ball3D?team=0": "population"}, max_steps=300)
         winner = population.run(evaluator.evaluate, 30)
         evaluator.close()   # or use a with block
 
     Keyword arguments are the settings of neatpar.settings.Settings (the keys of a config file's
-    [neatpar] section), checked the same way. `UnityEvaluator.from_config(path, **changes)` reads
-    them from a config file, `UnityEvaluator.from_settings(settings)` takes them ready-made.
+    [neatpar] section), checked the same way. `EnvEvaluator.from_config(path, **changes)` reads
+    them from a config file, `EnvEvaluator.from_settings(settings)` takes them ready-made.
+    `behaviors` is required for Unity builds; a Gymnasium environment has one behavior, its copies.
 
     The environment is created lazily by the first evaluate(), in this (main) process only, or
     by env hosts when envs > 1 or backend = ray (then this process never creates one). Simulator
@@ -36,18 +40,18 @@ class UnityEvaluator:
     behaviors with the champion role play against it.
     """
 
-    def __init__(self, env: str | None, behaviors, *, log_folder: str | None = None, **settings: Any):
+    def __init__(self, env: Any, behaviors=None, *, log_folder: str | None = None, **settings: Any):
         self._setup(Settings.create({"env": env, "behaviors": behaviors, **settings}), log_folder)
 
     @classmethod
-    def from_settings(cls, settings: Settings, log_folder: str | None = None) -> "UnityEvaluator":
+    def from_settings(cls, settings: Settings, log_folder: str | None = None) -> "EnvEvaluator":
         """An evaluator for ready-made settings (e.g. `neatpar.settings.load(path)[1]`)."""
         evaluator = cls.__new__(cls)
         evaluator._setup(settings, log_folder)
         return evaluator
 
     @classmethod
-    def from_config(cls, path: str, log_folder: str | None = None, **changes: Any) -> "UnityEvaluator":
+    def from_config(cls, path: str, log_folder: str | None = None, **changes: Any) -> "EnvEvaluator":
         """Settings from the [neatpar] section of a neat-python config file; keyword arguments
         change them (e.g. `envs=4`)."""
         _, settings = load(path)
@@ -64,6 +68,7 @@ class UnityEvaluator:
         self.last_stats = GenerationStats()
         self.episode_returns: dict[int, list[float]] = {}
         self._runner = None
+        self.progress = None  # called during evaluate() with the generation's stats so far
         self._inference = None  # created with the first runner, in this (main) process
         self._hosts = None      # env hosts (envs > 1 or backend = ray), started by the first evaluate
 
@@ -86,6 +91,7 @@ class UnityEvaluator:
         if self._runner is None or self._runner.neat_config is not config:
             self.settings.check_neat_config(config)
             self._runner = self._make_runner(config)
+        self._runner.progress = self.progress
         returns, self.last_stats = self._runner.evaluate(objects, self.champion, self.files, self.generation)
         self.episode_returns = {}
         for (key, genome), episode_returns in zip(pairs, returns):
@@ -108,13 +114,19 @@ class UnityEvaluator:
             return EpisodeRunner(self.environment, self.settings, config, self.inference)
         if self._hosts is None:
             self._hosts = start_hosts(self.settings, self.log_folder)
-        return HostScheduler(self._hosts, config)
+        return HostScheduler(self._hosts, self.settings, config)
 
     @property
     def hosts_note(self) -> str:
+        where = "Ray actors" if self.settings.backend == "ray" else "local processes"
+        if self.settings.gym is not None:
+            setup = gym_setup(self.settings)
+            copies = f"{setup.copies} copies of {self.settings.behaviors[0].behavior}"
+            if not self.hosted:
+                return f"environment: {copies}, in the main process"
+            return f"environments: {self.settings.envs} env hosts ({where}), each playing {copies}"
         if not self.hosted:
             return "simulator: 1, in the main process"
-        where = "Ray actors" if self.settings.backend == "ray" else "local processes"
         return f"simulators: {self.settings.envs}, each in its own env host ({where})"
 
     @property
@@ -135,6 +147,14 @@ class UnityEvaluator:
             return f"inference: pool ({self.settings.workers} workers)"
         return f"inference: {self.settings.inference}"
 
+    def kill(self) -> None:
+        """Stop at once what this evaluator started (environment, env hosts, pool workers), without
+        the clean shutdown; for a second Ctrl+C."""
+        for part in (self._inference, self._hosts, self._environment):
+            if part is not None:
+                part.kill() if hasattr(part, "kill") else part.close()
+        self._inference = self._hosts = self._environment = None
+
     def close(self) -> None:
         try:
             if self._inference is not None:
@@ -150,15 +170,19 @@ class UnityEvaluator:
                 if environment is not None:
                     environment.close()
 
-    def __enter__(self) -> "UnityEvaluator":
+    def __enter__(self) -> "EnvEvaluator":
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
 
     def __reduce__(self):
-        raise LiveHandleError("a UnityEvaluator cannot be pickled or sent to another process: it owns the "
-                              "simulator connection, which belongs to the process that made it")
+        raise LiveHandleError(f"a {type(self).__name__} cannot be pickled or sent to another process: it owns its "
+                              f"environment (a simulator connection, or Gymnasium environments), which belongs to "
+                              f"the process that made it")
+
+
+UnityEvaluator = EnvEvaluator  # the earlier name, for Unity builds
 
 
 def start_hosts(settings: Settings, log_folder: str | None):

@@ -21,7 +21,13 @@ part) only, so the results do not depend on which host ran which part, or how of
 - `LocalHosts` (local_hosts.py): hosts as spawn processes of a neatpar Pool.
 - `RayHosts` (ray_hosts.py): hosts as Ray actors.
 - `HostScheduler` (here): the main side; hands out parts, gathers results, replaces lost hosts.
-  It drives either kind through the same small interface: count, prepare, submit, wait, close.
+  It drives either kind through the same small interface: count, prepare, submit, wait,
+  progress, close.
+
+While a part runs, its host reports after every simulator step (HostProgress): the steps show
+that it is alive, the part's scored episodes and decisions so far let the main process show how
+far the generation is. Each part's stats, the game's own statistics included, come back with its
+returns and are added up (GenerationStats.add).
 """
 from __future__ import annotations
 
@@ -31,23 +37,41 @@ import math
 import time
 from collections import deque
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable, NamedTuple
 
 from ..errors import HostLost, NeatparError
 from ..parallel.serialize import dumps
 from ..settings import Settings
 from .environments import open_environment
-from .runner import EpisodeRunner, GenerationStats, survey
+from .runner import EpisodeRunner, Survey, compile_generation, survey
+from .stats import GenerationStats
 
 log = logging.getLogger("neatpar")
 
 HOST_PORT_STRIDE = 4    # host i looks for a free port from worker_id + 4 i (hosts start at once)
 MAX_HOST_LOSSES = 3     # a part whose host is lost this many times stops the run
+PROGRESS_SECONDS = 0.25  # how often the scheduler passes the hosts' progress on, when asked to
 
 
 def silence_limit(settings: Settings) -> float:
     """Seconds a busy host may go without a simulator step before it counts as hung."""
     return max(3 * settings.timeout, 10.0)
+
+
+class PartProgress(NamedTuple):
+    """How far a running part is: its scored episodes finished and scored decisions made."""
+    episodes: int = 0
+    scored_steps: int = 0
+
+
+class HostProgress(NamedTuple):
+    """A host's report after each simulator step: `steps` counts its steps since it started (it
+    is alive while they grow); the rest says how far the part it runs is."""
+    steps: int = 0
+    generation: int = -1
+    part: int = -1
+    episodes: int = 0
+    scored_steps: int = 0
 
 
 @dataclass(frozen=True)
@@ -70,20 +94,30 @@ class HostState:
                                             allow_child=True, on_launch=on_launch)
         self.index = index
         self._runner: EpisodeRunner | None = None
+        self.report = HostProgress()  # read by the Ray actor's `progress` while a part runs
 
-    def evaluate(self, config: Any, plan: tuple, genomes: list, generation: int, part: int,
-                 heartbeat=None) -> tuple[list[list[float]], GenerationStats, int]:
-        """Episode returns of `genomes` (part `part` of `generation`) on this host's simulator,
-        the stats, and this host's index."""
-        if self._runner is None or self._runner.neat_config is not config:
+    def evaluate(self, config: Any, compiled: tuple, generation: int, part: int,
+                 on_step: Callable[[HostProgress], None] | None = None
+                 ) -> tuple[list[list[float]], GenerationStats, int]:
+        """Episode returns of the genomes of part `part` of `generation`, compiled by the main
+        process ((Plan, kernel): compile_generation), on this host's simulator, the stats, and this
+        host's index; `on_step` gets the host's report after every step. The runner lives as long
+        as the host (the genomes' inputs and outputs do not change within a run)."""
+        if self._runner is None:
             self._runner = EpisodeRunner(self.environment, self.settings, config)
-        self._runner.heartbeat = heartbeat
-        champion, files = plan
-        returns, stats = self._runner.evaluate(genomes, champion, files, generation, part)
+        self.report = HostProgress(self.report.steps, generation, part)
+
+        def progress(stats: GenerationStats) -> None:
+            self.report = HostProgress(self.report.steps + 1, generation, part, stats.episodes, stats.scored_steps)
+            if on_step is not None:
+                on_step(self.report)
+
+        self._runner.progress = progress
+        returns, stats = self._runner.play(*compiled, generation, part)
         return returns, stats, self.index
 
-    def survey(self) -> int:
-        """The number of agents of the population behaviors in this host's game."""
+    def survey(self) -> Survey:
+        """The agents of the population behaviors in this host's game, and the layouts."""
         return survey(self.environment, self.settings)
 
     def kill(self) -> None:
@@ -116,19 +150,21 @@ def split(count: int, hosts: int, agents: int | None) -> list[range]:
 
 
 class HostScheduler:
-    """Evaluates generations on env hosts, with EpisodeRunner's `evaluate` signature."""
+    """Evaluates generations on env hosts, with EpisodeRunner's `evaluate` signature and its
+    `progress` callback (called about every PROGRESS_SECONDS with the generation's episodes and
+    scored decisions so far, finished parts and running ones together)."""
 
-    def __init__(self, hosts, neat_config: Any):
-        self.hosts = hosts
-        self.neat_config = neat_config
+    def __init__(self, hosts, settings: Settings, neat_config: Any):
+        self.hosts, self.settings, self.neat_config = hosts, settings, neat_config
         self.lost = 0  # hosts lost (and replaced) so far
         self.ran_on: dict[int, int] = {}  # part -> index of the host that finished it (last generation)
         self.parts: list[range] = []      # the last generation's parts
+        self.progress: Callable[[GenerationStats], None] | None = None
 
     def evaluate(self, genomes: list, champion=None, files: dict | None = None,
                  generation: int = 0) -> tuple[list[list[float]], GenerationStats]:
         started = time.perf_counter()
-        self.hosts.prepare(dumps(self.neat_config), (champion, files or {}))
+        self.hosts.prepare(dumps(self.neat_config))
         parts = self.parts = split(len(genomes), self.hosts.count, self.hosts.agents())
         waiting = deque(range(len(parts)))
         losses = [0] * len(parts)
@@ -139,9 +175,12 @@ class HostScheduler:
         while waiting or running:
             while waiting and running < self.hosts.count:
                 part = waiting.popleft()
-                self.hosts.submit(part, [genomes[i] for i in parts[part]], generation, part)
+                # Compiled here: a kernel's arrays travel far faster than genome objects.
+                compiled = compile_generation([genomes[i] for i in parts[part]], champion, files or {},
+                                              self.settings, self.neat_config)
+                self.hosts.submit(part, compiled, generation, part)
                 running += 1
-            for part, value, error in self.hosts.wait(timeout=1.0):
+            for part, value, error in self.hosts.wait(timeout=PROGRESS_SECONDS if self.progress else 1.0):
                 running -= 1
                 if isinstance(error, HostLost):
                     self._lost(part, parts[part], losses, error, generation)
@@ -153,8 +192,17 @@ class HostScheduler:
                     for i, r in zip(parts[part], part_returns):
                         returns[i] = r
                     stats.add(part_stats)
+            self._report(stats)
         stats.seconds = time.perf_counter() - started
         return returns, stats
+
+    def _report(self, finished: GenerationStats) -> None:
+        """The progress callback, with the finished parts' counts and the running parts' so far."""
+        if self.progress is None:
+            return
+        running = self.hosts.progress().values()
+        self.progress(GenerationStats(scored_steps=finished.scored_steps + sum(p.scored_steps for p in running),
+                                      episodes=finished.episodes + sum(p.episodes for p in running)))
 
     def _lost(self, part: int, genome_range: range, losses: list, error: HostLost, generation: int) -> None:
         losses[part] += 1

@@ -1,9 +1,11 @@
 """Env hosts as local processes: N spawn workers of a neatpar Pool, one simulator each.
 
 Each host (a pool worker) creates its simulator lazily with its own port, kills it on SIGTERM and
-when the main process dies, and publishes the simulator's PID and start time in a shared array,
-so that the main process can kill the simulator of a host it lost (and only that process, even
-if the PID was reused).
+when the main process dies, and publishes in a shared array (HostCells) the simulator's PID and
+start time, so that the main process can kill the simulator of a host it lost (and only that
+process, even if the PID was reused), and how far its part is. After every simulator step it
+beats through the pool's progress cell (the pool's timeout sees it alive) and writes the part's
+episodes and scored decisions so far into its cells.
 """
 from __future__ import annotations
 
@@ -16,20 +18,52 @@ from typing import Any
 from ..errors import HostLost, NeatparError, RemoteError, WorkerDied
 from ..parallel import workers
 from ..parallel.pool import Pool
-from .hosts import HostSetup, HostState, process_start_time, silence_limit
+from .hosts import HostProgress, HostSetup, HostState, PartProgress, process_start_time, silence_limit
+
+
+class HostCells:
+    """Per host, in shared memory: its simulator's PID and start time, and the generation, part,
+    episodes and scored decisions of the part it runs (written by the host, read by the main
+    process; each cell is one aligned 64-bit value)."""
+    PID, START, GENERATION, PART, EPISODES, SCORED = range(6)
+    SIZE = 6
+
+    def __init__(self, count: int):
+        self.array = multiprocessing.get_context("spawn").RawArray("q", self.SIZE * count)
+        for index in range(count):
+            self.array[self.SIZE * index + self.PART] = -1
+
+    def get(self, index: int, cell: int) -> int:
+        return self.array[self.SIZE * index + cell]
+
+    def set(self, index: int, cell: int, value: int) -> None:
+        self.array[self.SIZE * index + cell] = value
+
+    def report(self, index: int, report: HostProgress) -> None:
+        """A host's progress; a new part's cells are cleared before they name it."""
+        base = self.SIZE * index
+        if self.array[base + self.PART] != report.part or self.array[base + self.GENERATION] != report.generation:
+            self.array[base + self.PART] = -1
+            self.array[base + self.GENERATION] = report.generation
+        self.array[base + self.EPISODES] = report.episodes
+        self.array[base + self.SCORED] = report.scored_steps
+        self.array[base + self.PART] = report.part
+
 
 _host: HostState | None = None
+_cells: HostCells | None = None
 
 
-def _host_init(setup: HostSetup, cells) -> None:
+def _host_init(setup: HostSetup, cells: HostCells) -> None:
     """Pool initializer of a local env host: its state, and cleanup on every way out."""
-    global _host
+    global _host, _cells
     index = workers.slot()
 
     def publish(pid: int) -> None:
-        cells[2 * index], cells[2 * index + 1] = pid, process_start_time(pid) or 0
+        cells.set(index, HostCells.PID, pid)
+        cells.set(index, HostCells.START, process_start_time(pid) or 0)
 
-    _host = HostState(setup, index, on_launch=publish)
+    _host, _cells = HostState(setup, index, on_launch=publish), cells
     signal.signal(signal.SIGTERM, _on_sigterm)
     workers.on_parent_exit(_host.kill)
     atexit.register(_host.close)
@@ -41,12 +75,17 @@ def _on_sigterm(signum, frame) -> None:
     os._exit(128 + signum)
 
 
-def _host_part(config, plan, genomes: list, generation: int, part: int):
+def _host_part(config, compiled: tuple, generation: int, part: int):
     """A pool task in a local env host."""
-    return _host.evaluate(config, plan, genomes, generation, part, heartbeat=workers.heartbeat)
+    return _host.evaluate(config, compiled, generation, part, on_step=_on_step)
 
 
-def _host_survey() -> int:
+def _on_step(report: HostProgress) -> None:
+    workers.heartbeat()
+    _cells.report(_host.index, report)
+
+
+def _host_survey():
     """A pool task in a local env host: its game's population agents."""
     return _host.survey()
 
@@ -57,10 +96,12 @@ class LocalHosts:
     def __init__(self, setup: HostSetup, count: int):
         self.count = count
         self.timeout = silence_limit(setup.settings)  # a host beats once per simulator step
-        self._cells = multiprocessing.get_context("spawn").RawArray("q", 2 * count)  # per host: sim PID, start
+        self._cells = HostCells(count)
         self.pool = Pool(count, _host_init, (setup, self._cells))
         self._refs: tuple = ()
         self._running: dict = {}  # AsyncResult -> ticket
+        self._where: dict = {}    # ticket -> (generation, part) of a running part
+        self._seen: dict = {}     # ticket -> PartProgress, the most a running part has reported
         self._agents: int | None = None
 
     def agents(self) -> int | None:
@@ -69,7 +110,7 @@ class LocalHosts:
         if self._agents is None:
             result = self.pool.apply_async(_host_survey, timeout=self.timeout)
             try:
-                self._agents = result.get()
+                self._agents = result.get().agents
             except WorkerDied as error:
                 self._kill_simulator(error.worker)
                 self._agents = 0
@@ -77,15 +118,30 @@ class LocalHosts:
                 raise error.__cause__ if isinstance(error.__cause__, NeatparError) else error
         return self._agents or None
 
-    def prepare(self, config_bytes: bytes, plan: Any) -> None:
-        """The generation's config and (champion, files), sent once to each host that needs them."""
+    def prepare(self, config_bytes: bytes) -> None:
+        """The generation's config, sent once to each host that needs it."""
         for ref in self._refs:
             self.pool.unshare(ref)
-        self._refs = (self.pool.share(None, pickled=config_bytes), self.pool.share(plan))
+        self._refs = (self.pool.share(None, pickled=config_bytes),)
 
-    def submit(self, ticket: Any, genomes: list, generation: int, part: int) -> None:
-        result = self.pool.apply_async(_host_part, (*self._refs, genomes, generation, part), timeout=self.timeout)
+    def submit(self, ticket: Any, compiled: tuple, generation: int, part: int) -> None:
+        result = self.pool.apply_async(_host_part, (*self._refs, compiled, generation, part), timeout=self.timeout)
         self._running[result] = ticket
+        self._where[ticket], self._seen[ticket] = (generation, part), PartProgress()
+
+    def progress(self) -> dict[Any, PartProgress]:
+        """How far each running part is, by ticket, from the hosts' cells (never less than it
+        reported before: a host moving on to its next part does not make a part go back)."""
+        running = {where: ticket for ticket, where in self._where.items()}
+        cells = self._cells
+        for index in range(self.count):
+            where = (cells.get(index, HostCells.GENERATION), cells.get(index, HostCells.PART))
+            ticket = running.get(where)
+            if ticket is not None:
+                seen = self._seen[ticket]
+                self._seen[ticket] = PartProgress(max(seen.episodes, cells.get(index, HostCells.EPISODES)),
+                                                  max(seen.scored_steps, cells.get(index, HostCells.SCORED)))
+        return dict(self._seen)
 
     def wait(self, timeout: float) -> list[tuple[Any, Any, BaseException | None]]:
         """(ticket, value, error) of the parts that finished; a lost host's error is HostLost."""
@@ -93,6 +149,8 @@ class LocalHosts:
         out = []
         for result in done:
             ticket = self._running.pop(result)
+            self._where.pop(ticket, None)
+            self._seen.pop(ticket, None)
             error = result.error
             if isinstance(error, WorkerDied):
                 self._kill_simulator(error.worker)
@@ -105,8 +163,10 @@ class LocalHosts:
     def _kill_simulator(self, index: int) -> None:
         """Kill the simulator host `index` had started, if it still runs (checked by PID and start
         time, so a later process that got the same PID is left alone)."""
-        pid, started = self._cells[2 * index], self._cells[2 * index + 1]
-        self._cells[2 * index] = 0
+        cells = self._cells
+        pid, started = cells.get(index, HostCells.PID), cells.get(index, HostCells.START)
+        cells.set(index, HostCells.PID, 0)
+        cells.set(index, HostCells.PART, -1)  # its part runs again elsewhere: its progress no longer counts
         if pid and process_start_time(pid) == started:
             try:
                 os.kill(pid, signal.SIGKILL)
@@ -121,7 +181,18 @@ class LocalHosts:
     @property
     def simulator_pids(self) -> list[int]:
         """PIDs of the simulators the hosts have started (0 where none runs)."""
-        return [self._cells[2 * i] for i in range(self.count)]
+        return [self._cells.get(i, HostCells.PID) for i in range(self.count)]
+
+    def kill(self) -> None:
+        """Stop every host and simulator now."""
+        try:
+            self.pool.terminate()
+        finally:
+            self._running.clear()
+            self._where.clear()
+            self._seen.clear()
+            for index in range(self.count):
+                self._kill_simulator(index)
 
     def close(self) -> None:
         """Idle hosts close their simulators and exit; busy ones are stopped at once."""
@@ -132,5 +203,7 @@ class LocalHosts:
                 self.pool.close()
         finally:
             self._running.clear()
+            self._where.clear()
+            self._seen.clear()
             for index in range(self.count):  # whatever a host could not close on its way out
                 self._kill_simulator(index)

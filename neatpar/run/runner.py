@@ -33,7 +33,7 @@ from __future__ import annotations
 import enum
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
@@ -43,6 +43,7 @@ from ..errors import EnvironmentMismatch, NeatparError, SimulatorError
 from ..nn import FeedForwardPopulation, RecurrentPopulation
 from ..settings import Settings
 from .inference import InProcessInference
+from .stats import GenerationStats, ScoredEpisodes
 
 log = logging.getLogger("neatpar")
 MAX_SIMULATOR_FAILURES = 3
@@ -59,31 +60,6 @@ class Phase(enum.IntEnum):
     OVERTIME = 2   # past max_steps: playing the rest of its game episode, unscored
     FIXED = 3      # driven by a champion or file genome, unscored
     IDLE = 4       # no genome was left for it: acting, unscored
-
-
-@dataclass
-class GenerationStats:
-    """What a generation (or part of one) cost and saw."""
-    scored_steps: int = 0      # decisions of agents playing a scored episode: the generation's work
-    agent_steps: int = 0       # every decision the networks made (scored, unscored rests, opponents, idle)
-    env_steps: int = 0
-    seconds: float = 0.0
-    episodes: int = 0
-    resets: int = 0            # environment resets the runner made to recycle agents (see above)
-    layouts: dict = field(default_factory=dict)   # behavior -> Layout, of the behaviors that reported
-
-    @property
-    def scored_steps_per_second(self) -> float:
-        return self.scored_steps / self.seconds if self.seconds > 0 else 0.0
-
-    def add(self, other: "GenerationStats") -> None:
-        """Add a part's counts (seconds are the caller's wall time)."""
-        self.scored_steps += other.scored_steps
-        self.agent_steps += other.agent_steps
-        self.env_steps += other.env_steps
-        self.episodes += other.episodes
-        self.resets += other.resets
-        self.layouts.update(other.layouts)
 
 
 @dataclass(frozen=True)
@@ -155,6 +131,23 @@ class Agents:
         return np.asarray(rows, np.int64)
 
 
+def compile_generation(genomes: list, champion, files: dict, settings: Settings, neat_config: Any) -> tuple[Plan, Any]:
+    """The population kernel of `genomes`, followed by the genomes the champion and file behaviors
+    play (the champion is the first genome before there is one), and the Plan that says which is
+    which."""
+    networks = list(genomes)
+    fixed = {}
+    for role in settings.behaviors:
+        if role.role == "champion":
+            fixed[role.behavior] = len(networks)
+            networks.append(champion if champion is not None else genomes[0])
+        elif role.role == "file":
+            fixed[role.behavior] = len(networks)
+            networks.append(files[role.behavior])
+    kernel_type = RecurrentPopulation if settings.network == "recurrent" else FeedForwardPopulation
+    return Plan(len(genomes), fixed), kernel_type.create(networks, neat_config)
+
+
 class EpisodeRunner:
     """Runs generations on an environment (envs/base.py); the networks run on `inference`
     (inference.py: in this process, on the pool, or whichever is faster)."""
@@ -162,11 +155,12 @@ class EpisodeRunner:
     def __init__(self, environment: Environment, settings: Settings, neat_config: Any, inference=None):
         self.environment, self.settings, self.neat_config = environment, settings, neat_config
         self.inference = inference or InProcessInference()
-        self.kernel_type = RecurrentPopulation if settings.network == "recurrent" else FeedForwardPopulation
         gc = neat_config.genome_config
         self.num_inputs, self.num_outputs = gc.num_inputs, gc.num_outputs
         self.roles = {r.behavior: r for r in settings.behaviors}
-        self.heartbeat: Callable[[], None] | None = None  # called once per step (env hosts report progress)
+        # Called once per step with the generation's stats so far (progress bars; env hosts report
+        # that they are alive and how far they are with it).
+        self.progress: Callable[[GenerationStats], None] | None = None
         self._checked: set[str] = set()
         self._unlisted: set[str] = set()   # reported behaviors the config does not name
         self._warned: set[str] = set()
@@ -184,13 +178,23 @@ class EpisodeRunner:
         episodes already finished are kept, interrupted ones are played again. After
         MAX_SIMULATOR_FAILURES failures in one generation the run stops with a SimulatorError."""
         started = time.perf_counter()
-        plan, kernel = self._compile(genomes, champion, files or {})
+        plan, kernel = compile_generation(genomes, champion, files or {}, self.settings, self.neat_config)
+        returns, stats = self.play(plan, kernel, generation, part)
+        stats.seconds = time.perf_counter() - started  # the compilation included
+        return returns, stats
+
+    def play(self, plan: Plan, kernel, generation: int = 0, part: int = 0) -> tuple[list[list[float]], GenerationStats]:
+        """`evaluate` for genomes already compiled (compile_generation): env hosts receive their
+        part compiled by the main process."""
+        started = time.perf_counter()
         self.inference.install(kernel)
-        returns: list[list[float]] = [[] for _ in genomes]
+        returns: list[list[float]] = [[] for _ in range(plan.count)]
         stats = GenerationStats()
+        self.environment.take_game_stats()  # what the game recorded before this generation is not its
         failures = 0
         while True:
             try:
+                self.environment.expect(sum(max(0, self.settings.episodes_per_genome - len(r)) for r in returns))
                 self._start(generation, part)
                 Generation(self, plan, returns, stats).play()
                 break
@@ -207,6 +211,7 @@ class EpisodeRunner:
                         f"environment and resume") from None
                 log.warning("generation %d: the simulator failed (%s); relaunching it", generation, error)
                 time.sleep(0.5 * 2 ** (failures - 1))
+        stats.game.record(self.environment.take_game_stats(), part)
         stats.seconds = time.perf_counter() - started
         return returns, stats
 
@@ -216,18 +221,6 @@ class EpisodeRunner:
             seed = (self.settings.seed * 1009 + generation + part * 104729) % 2**24
         self.environment.reset(seed)
         self.started_once = True
-
-    def _compile(self, genomes: list, champion, files: dict):
-        networks = list(genomes)
-        fixed = {}
-        for role in self.settings.behaviors:
-            if role.role == "champion":
-                fixed[role.behavior] = len(networks)
-                networks.append(champion if champion is not None else genomes[0])
-            elif role.role == "file":
-                fixed[role.behavior] = len(networks)
-                networks.append(files[role.behavior])
-        return Plan(len(genomes), fixed), self.kernel_type.create(networks, self.neat_config)
 
     def check_layout(self, behavior: str, layout: Layout) -> None:
         """A configured behavior's first report: its sizes must fit the genomes."""
@@ -303,8 +296,8 @@ class Generation:
                 self.env.step()
             self.stats.env_steps += 1
             self.steps_since_start += 1
-            if self.runner.heartbeat is not None:
-                self.runner.heartbeat()
+            if self.runner.progress is not None:
+                self.runner.progress(self.stats)
 
     # ------------------------------------------------------------ one step
 
@@ -332,7 +325,7 @@ class Generation:
         rows, rewards = rows[known], batch.terminal_rewards[known]
         scored = agents.phase[rows] == Phase.SCORED
         for row, reward in zip(rows[scored].tolist(), rewards[scored].tolist()):
-            self._record(row, agents.ret[row] + reward)
+            self._record(behavior, row, agents.ret[row] + reward)
         agents.release(behavior, batch.terminal_ids[known], rows)
         return bool(scored.any())
 
@@ -348,7 +341,7 @@ class Generation:
         agents.ret[scored_rows] += batch.decision_rewards[scored]
         cut = scored_rows[agents.decisions[scored_rows] >= max_steps]
         for row in cut.tolist():
-            self._record(row, agents.ret[row])
+            self._record(behavior, row, agents.ret[row])
             agents.phase[row] = Phase.OVERTIME
         if len(cut):
             self.runner.warn_once(
@@ -380,9 +373,12 @@ class Generation:
         self.next += take
         agents.genome[rows[take:]], agents.phase[rows[take:]] = 0, Phase.IDLE
 
-    def _record(self, row: int, value: float) -> None:
+    def _record(self, behavior: str, row: int, value: float) -> None:
         self.returns[int(self.agents.genome[row])].append(float(value))
         self.stats.episodes += 1
+        episodes = self.stats.scored.setdefault(behavior, ScoredEpisodes())
+        episodes.returns.append(float(value))
+        episodes.lengths.append(int(self.agents.decisions[row]))
         self.remaining -= 1
 
     def _act(self, deciding: list, rows_of: dict) -> None:
@@ -445,11 +441,19 @@ class Generation:
 SURVEY_STEPS = 20   # a Unity DecisionRequester's period is at most 20 academy steps
 
 
-def survey(environment: Environment, settings: Settings) -> int:
-    """How many agents the population behaviors have at once: reset, then step with neutral
-    actions for SURVEY_STEPS steps (longer while a configured behavior has not reported, up to
-    BEHAVIOR_WAIT_STEPS), counting the agents that asked for a decision and are still there.
-    Env hosts size the parts of a generation by it."""
+@dataclass(frozen=True)
+class Survey:
+    """What a short look at an environment found."""
+    agents: int                  # agents of the population behaviors at once
+    layouts: dict                # behavior -> Layout, of the behaviors that reported
+
+
+def survey(environment: Environment, settings: Settings) -> Survey:
+    """Reset, then step with neutral actions for SURVEY_STEPS steps (longer while a configured
+    behavior has not reported, up to BEHAVIOR_WAIT_STEPS), counting the population behaviors'
+    agents that asked for a decision and are still there, and reading every reported behavior's
+    layout. Env hosts size the parts of a generation by the count; `neatpar export` without a run
+    folder's record takes the layouts."""
     population = {r.behavior for r in settings.behaviors if r.role == "population"}
     configured = {r.behavior for r in settings.behaviors}
     environment.reset(None)
@@ -465,7 +469,7 @@ def survey(environment: Environment, settings: Settings) -> int:
         if step + 1 >= SURVEY_STEPS and configured <= reported:
             break
         environment.step()
-    return len(live)
+    return Survey(len(live), {b: environment.layout(b) for b in sorted(reported)})
 
 
 def aggregate(episode_returns: list[float], how: str) -> float:

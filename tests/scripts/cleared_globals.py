@@ -1,4 +1,5 @@
-"""Main-module globals seen from a worker: live handles and named globals are placeholders."""
+"""Main-module globals seen from a worker: live handles and named globals are placeholders, and
+touching one stops the run with ClearedGlobalError, failure_fitness or not (no genome is to blame)."""
 import json
 import os
 import sys
@@ -31,12 +32,14 @@ def touch_plain(genome, config):
 if __name__ == "__main__":
     out = {}
     for fn in (touch_log, touch_table, touch_plain):
-        genomes = [(1, Genome(1))]
-        with neatpar.ParallelEvaluator(1, fn, clear_globals=["TABLE"], failure_fitness=None) as ev:
-            try:
-                ev.evaluate(genomes, None)
-                out[fn.__name__] = genomes[0][1].fitness
-            except neatpar.GenomeEvaluationError as exc:
-                out[fn.__name__] = str(exc).splitlines()[-2]
+        for failure_fitness in (None, 0.0):
+            genomes = [(k, Genome(k)) for k in range(4)]
+            with neatpar.ParallelEvaluator(1, fn, clear_globals=["TABLE"], failure_fitness=failure_fitness) as ev:
+                try:
+                    ev.evaluate(genomes, None)
+                    result = genomes[0][1].fitness
+                except neatpar.ClearedGlobalError as exc:
+                    result = f"{type(exc).__name__}: {exc}"
+            out[f"{fn.__name__} failure_fitness={failure_fitness}"] = result
     out["parent_log_open"] = not LOG.closed
     json.dump(out, sys.stdout)

@@ -6,6 +6,7 @@ first decision request or terminal step, whenever that is) and which agents repo
 neatpar's policy: continuous outputs clipped to [-1, 1]; for each discrete branch, the highest
 output among the actions the agent's mask allows. Behaviors the runner does not drive get
 mlagents-envs' empty action (zeros). A game that dies or stops answering raises SimulatorError.
+The game's own statistics (StatsRecorder.Add) arrive on the bridge's Stats side channel.
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from mlagents_envs.exception import (
 )
 
 from ...errors import EnvironmentMismatch, SimulatorError
-from ..base import Batch, Layout
+from ..base import Aggregation, Batch, GameStat, Layout
 from .bridge import SimulatorBridge
 
 # What a game that dies or stops answering raises inside mlagents-envs.
@@ -69,6 +70,15 @@ class UnityAdapter:
 
     def step(self) -> None:
         _failing_as_simulator_error(self.bridge.env.step)
+
+    def expect(self, episodes: int) -> None:
+        """A game's agents cannot rest: nothing to do."""
+
+    def take_game_stats(self) -> dict[str, list[GameStat]]:
+        """What the game sent on the Stats side channel since the last call (mlagents-envs keeps
+        it in the bridge's StatsSideChannel, which outlives a relaunch of the game)."""
+        return {key: [GameStat(float(value), Aggregation(method.value)) for value, method in values]
+                for key, values in self.bridge.stats.get_and_reset_stats().items()}
 
     def close(self) -> None:
         self._layouts.clear()

@@ -4,15 +4,23 @@
 it), refuses to be pickled and to be created in a child process (unless an env host that owns
 its own simulator asks), and talks to the game through neatpar's `LocalCommunicator`
 (communicator.py).
+
+The environment's step and reset read the game's reply and write the step input in bulk
+(bulk.py) instead of through one protobuf object per agent; what bulk.py does not read itself it
+leaves to mlagents-envs' own code. `NEATPAR_BULKWIRE=0` in the environment when a bridge launches
+its game (or `SimulatorBridge(..., bulk=False)`) keeps mlagents-envs' own conversions throughout.
 """
 from __future__ import annotations
 
 import atexit
+import logging
 import multiprocessing
 import os
 
+from mlagents_envs import environment as mlagents_environment
 from mlagents_envs.environment import UnityEnvironment
 from mlagents_envs.exception import (
+    UnityCommunicatorStoppedException,
     UnityEnvironmentException,
     UnityTimeOutException,
     UnityWorkerInUseException,
@@ -20,20 +28,28 @@ from mlagents_envs.exception import (
 from mlagents_envs.side_channel.engine_configuration_channel import EngineConfigurationChannel
 from mlagents_envs.side_channel.environment_parameters_channel import EnvironmentParametersChannel
 from mlagents_envs.side_channel.stats_side_channel import StatsSideChannel
+from mlagents_envs.timers import hierarchical_timer
 
 from ...errors import ConfigError, LiveHandleError, SimulatorError
 from ...parallel.handles import install_exit_guard
-from .communicator import BASE_PORT, LocalCommunicator, port_free
+from .bulk import decode_output, encode_step
+from .communicator import BASE_PORT, STATUS_OK, LocalCommunicator, message_bytes, port_free
 
 EDITOR_PORT = 5004
 PORT_TRIES = 64
+BULK_SWITCH = "NEATPAR_BULKWIRE"
+log = logging.getLogger("neatpar")
 
 
 class _BridgeEnvironment(UnityEnvironment):
-    """UnityEnvironment with neatpar's communicator (its supported override point)."""
+    """UnityEnvironment with neatpar's communicator (its supported override point) and, with
+    `bulk`, its step and reset on the bulk codec (bulk.py); their effect on the environment is
+    mlagents-envs' own: specs, states, side channels, errors and log lines."""
 
-    def __init__(self, *args, on_process=None, **kwargs):
+    def __init__(self, *args, on_process=None, bulk: bool = True, **kwargs):
         self._on_process = on_process
+        self._bulk = bulk
+        self._fallbacks_logged: set[str] = set()
         try:
             super().__init__(*args, **kwargs)
         except BaseException:
@@ -56,6 +72,64 @@ class _BridgeEnvironment(UnityEnvironment):
     def _get_communicator(worker_id, base_port, timeout_wait):
         return LocalCommunicator(worker_id, base_port, timeout_wait)
 
+    def reset(self) -> None:
+        if not self._bulk:
+            return super().reset()
+        if not self._loaded:
+            raise UnityEnvironmentException("No Unity environment is loaded.")
+        self._take_reply(self._communicator.exchange_bytes(message_bytes(self._generate_reset_input()),
+                                                           self._poll_process))
+        self._is_first_message = False
+        self._env_actions.clear()
+
+    def step(self) -> None:
+        if not self._bulk:
+            return super().step()
+        with hierarchical_timer("UnityEnvironment.step"):  # mlagents-envs' timer names
+            self._bulk_step()
+
+    def _bulk_step(self) -> None:
+        if self._is_first_message:
+            return self.reset()
+        if not self._loaded:
+            raise UnityEnvironmentException("No Unity environment is loaded.")
+        counts = {}
+        for name, spec in self._env_specs.items():
+            state = self._env_state.get(name)
+            counts[name] = len(state[0]) if state is not None else 0
+            if name not in self._env_actions:  # mlagents-envs' blanks for actions not set
+                self._env_actions[name] = spec.action_spec.empty_action(counts[name])
+        message = encode_step(self._env_actions, counts, bytes(self._side_channel_manager.generate_side_channel_messages()))
+        with hierarchical_timer("communicator.exchange"):
+            reply = self._communicator.exchange_bytes(message, self._poll_process)
+        self._take_reply(reply)
+        self._env_actions.clear()
+
+    def _take_reply(self, reply: bytes) -> None:
+        """The game's reply (its bytes) into the environment, as UnityEnvironment's
+        _update_behavior_specs and _update_state take it."""
+        decoded = decode_output(reply, self._env_specs)
+        if decoded.status != STATUS_OK:
+            raise UnityCommunicatorStoppedException("Communicator has exited.")
+        for name in decoded.new_specs:
+            mlagents_environment.logger.info(f"Connected new brain: {name}")
+        self._env_specs.update(decoded.new_specs)
+        self._env_state.update(decoded.states)
+        self._side_channel_manager.process_side_channel_message(decoded.side_channel)
+        for name, reason in decoded.fallbacks.items():
+            if name not in self._fallbacks_logged:
+                self._fallbacks_logged.add(name)
+                log.debug("behavior %r is read by mlagents-envs' own code: %s", name, reason)
+
+
+def bulk_from_environment() -> bool:
+    """The NEATPAR_BULKWIRE switch: on unless it is 0."""
+    value = os.environ.get(BULK_SWITCH, "1").strip()
+    if value not in ("0", "1", ""):
+        raise ConfigError(f"{BULK_SWITCH}={value!r} is not a switch: set it to 1 (the bulk step codec, the "
+                          f"default) or 0 (mlagents-envs' own step conversion)")
+    return value != "0"
+
 
 def resolve_build(path: str) -> str:
     """The executable a build path names (NAME, NAME.x86_64 or NAME.x86), or a ConfigError."""
@@ -77,12 +151,13 @@ class SimulatorBridge:
 
     `env` creates the environment on first use. The object cannot be pickled (the connection
     belongs to this process) and cannot be created in a child process unless `allow_child` is
-    given by a host that owns its own simulator.
+    given by a host that owns its own simulator. `bulk` chooses the step codec (True: bulk.py,
+    False: mlagents-envs' own conversions); None reads NEATPAR_BULKWIRE at each launch.
     """
 
     def __init__(self, build: str | None, *, args=(), no_graphics: bool = True, time_scale: float = 20.0,
                  timeout: float = 60.0, log_folder: str | None = None, seed: int = 0,
-                 env_parameters=(), worker_id: int = 0, allow_child: bool = False):
+                 env_parameters=(), worker_id: int = 0, allow_child: bool = False, bulk: bool | None = None):
         if multiprocessing.parent_process() is not None and not allow_child:
             raise SimulatorError(
                 "a SimulatorBridge can only be created in the main process: the simulator connection "
@@ -99,6 +174,8 @@ class SimulatorBridge:
         self.launches = 0
         self.on_launch = None  # called with the simulator's PID at each launch (env hosts publish it)
         self._process = None    # the game process of the latest launch, known from its start
+        self.bulk = bulk
+        self.bulk_in_use: bool | None = None  # the codec of the latest launch
 
     def __reduce__(self):
         raise LiveHandleError("a SimulatorBridge cannot be pickled or sent to another process: it holds "
@@ -128,6 +205,7 @@ class SimulatorBridge:
         self.engine.set_configuration_parameters(time_scale=self.time_scale)
         for key, value in self.env_parameters.items():
             self.parameters.set_float_parameter(key, float(value))
+        bulk = bulk_from_environment() if self.bulk is None else self.bulk
         tries = 1 if self.build is None else PORT_TRIES
         for worker_id in range(self.worker_id, self.worker_id + tries):
             if self.build is not None and not port_free(BASE_PORT + worker_id):
@@ -137,7 +215,8 @@ class SimulatorBridge:
                     file_name=self.build, worker_id=worker_id, seed=self.seed, no_graphics=self.no_graphics,
                     timeout_wait=int(max(1, self.timeout)), additional_args=self.args,
                     side_channels=[self.engine, self.parameters, self.stats], log_folder=self.log_folder,
-                    base_port=BASE_PORT if self.build is not None else EDITOR_PORT, on_process=self._started)
+                    base_port=BASE_PORT if self.build is not None else EDITOR_PORT, on_process=self._started,
+                    bulk=bulk)
             except UnityWorkerInUseException:
                 continue
             except UnityTimeOutException as exc:
@@ -148,6 +227,7 @@ class SimulatorBridge:
                                      f"{self._log_tail(worker_id)}") from None
             self.worker_id = worker_id
             self.launches += 1
+            self.bulk_in_use = bulk
             return env
         raise SimulatorError(f"no free port for the simulator in {BASE_PORT + self.worker_id}.."
                              f"{BASE_PORT + self.worker_id + tries - 1}; set [neatpar] worker_id elsewhere")

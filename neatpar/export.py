@@ -1,0 +1,69 @@
+"""Evolved genomes as ONNX models that a Unity ML-Agents Agent runs as its Model: `winner.onnx` in
+a run folder and `neatpar export`. A model needs its behavior's layout (sensor sizes in order,
+actions): from the run folder's behaviors.json, or, without one, from the environment, launched
+once (neatpar/nn/onnx_export.py builds the model itself).
+"""
+from __future__ import annotations
+
+import os
+import re
+
+from .envs.base import Layout
+from .errors import ConfigError
+from .nn.onnx_export import export_policy, save_policy
+from .run.environments import open_environment
+from .run.runner import survey
+from .run_folder import load_behaviors
+from .settings import Settings
+
+
+def population_behaviors(settings: Settings) -> list[str]:
+    return [r.behavior for r in settings.behaviors if r.role == "population"]
+
+
+def model_file(behavior: str, settings: Settings) -> str:
+    """winner.onnx, or winner-NAME.onnx (the behavior's name made a file name) with several
+    population behaviors."""
+    if len(population_behaviors(settings)) == 1:
+        return "winner.onnx"
+    return f"winner-{re.sub(r'[^A-Za-z0-9_.-]+', '_', behavior.split('?')[0])}.onnx"
+
+
+def write_model(genome, neat_config, settings: Settings, layout: Layout, path: str) -> str:
+    """The genome's model for a behavior of `layout`, written atomically to `path`."""
+    save_policy(export_policy(genome, neat_config, layout, recurrent=settings.network == "recurrent"), path)
+    return path
+
+
+def write_winner_models(genome, neat_config, settings: Settings, layouts: dict[str, Layout], folder: str) -> list[str]:
+    """One model per population behavior that reported, in the run folder."""
+    return [write_model(genome, neat_config, settings, layouts[b], os.path.join(folder, model_file(b, settings)))
+            for b in population_behaviors(settings) if b in layouts]
+
+
+def layouts_for(settings: Settings, genome_path: str) -> dict[str, Layout]:
+    """The layouts recorded in the genome's run folder, else those the environment reports when
+    launched once."""
+    recorded = load_behaviors(os.path.dirname(os.path.abspath(genome_path)))
+    if recorded is not None:
+        return recorded
+    environment = open_environment(settings, log_folder=None)
+    try:
+        return survey(environment, settings).layouts
+    finally:
+        environment.close()
+
+
+def choose_behavior(settings: Settings, layouts: dict[str, Layout], asked: str | None) -> str:
+    """The behavior to export for: the one asked for, else the only population behavior."""
+    if asked is None:
+        candidates = population_behaviors(settings)
+        if len(candidates) != 1:
+            raise ConfigError(f"the config has {len(candidates)} population behaviors ({', '.join(candidates)}): "
+                              f"choose one with --behavior")
+        asked = candidates[0]
+    if asked not in layouts:
+        known = ", ".join(repr(b) for b in layouts) or "none"
+        raise ConfigError(f"behavior {asked!r} is not among the behaviors the environment reported ({known}): "
+                          f"fix --behavior")
+    return asked

@@ -1,0 +1,115 @@
+"""TensorBoard event files of a run folder: one point per generation (step = generation), so that
+`tensorboard --logdir runs` shows every run beside the others. tensorboardX writes them (no
+TensorFlow needed), on its own thread: a generation waits for none of it.
+
+Each value is a stats.csv value of the same generation (run_folder.py), under ML-Agents' tag for
+it where ML-Agents has one. Tags are kept exactly as written here and as the game sends them,
+spaces included ("Environment/Cumulative Reward"), as ML-Agents shows them; tensorboardX's own
+scalar helpers would turn spaces into underscores, so summaries are built here. TensorBoard runs:
+
+- the run folder itself: neatpar's values (TAGS);
+- `game/`: what the game recorded about itself (`game:KEY` columns), under the game's keys, and a
+  histogram `KEY_hist` of each HISTOGRAM key's values, as ML-Agents writes them;
+- `behavior-NAME/` when several behaviors are driven by the population: each one's own episode
+  return and length (BEHAVIOR_TAGS), NAME being the behavior with characters other than letters,
+  digits and `._=-` replaced by `_` (`behavior-Blue_team=0`).
+
+A resumed run purges what the interrupted process wrote for the generations it evaluates again
+(TensorBoard hides those points), so every generation shows once.
+"""
+from __future__ import annotations
+
+import os
+import re
+from typing import Mapping, Sequence
+
+from .run_folder import BEHAVIOR_SEPARATOR, GAME_PREFIX
+
+TAGS = {  # stats.csv column -> tag in the run folder's own TensorBoard run
+    "mean_return": "Environment/Cumulative Reward",
+    "mean_episode_length": "Environment/Episode Length",
+    "best_fitness": "NEAT/Best Fitness",
+    "mean_fitness": "NEAT/Mean Fitness",
+    "stdev_fitness": "NEAT/Fitness Std",
+    "species": "NEAT/Species",
+    "mean_nodes": "NEAT/Mean Nodes",
+    "mean_connections": "NEAT/Mean Connections",
+    "scored_steps_per_s": "Throughput/Agent Steps per Second",
+    "seconds": "Throughput/Generation Seconds",
+}
+BEHAVIOR_TAGS = {  # per-behavior column (FIELD:BEHAVIOR) -> tag in the behavior's run
+    "mean_return": "Environment/Cumulative Reward",
+    "mean_episode_length": "Environment/Episode Length",
+}
+GAME_RUN = "game"
+HISTOGRAM_SUFFIX = "_hist"
+FLUSH_SECONDS = 2  # the writer thread puts events on disk within this time
+
+
+def behavior_run(behavior: str) -> str:
+    """The TensorBoard run (subfolder) of one behavior's values."""
+    return "behavior-" + re.sub(r"[^A-Za-z0-9._=-]", "_", behavior)
+
+
+def generation_values(row: Mapping[str, object]) -> dict[str, dict[str, float]]:
+    """A stats.csv row as TensorBoard values: run ("" for the run folder itself) -> tag -> value.
+    Empty cells are left out."""
+    runs: dict[str, dict[str, float]] = {}
+    for column, value in row.items():
+        if value is None or value == "" or isinstance(value, (dict, list)):
+            continue
+        if column in TAGS:
+            runs.setdefault("", {})[TAGS[column]] = float(value)
+        elif column.startswith(GAME_PREFIX):
+            runs.setdefault(GAME_RUN, {})[column[len(GAME_PREFIX):]] = float(value)
+        else:
+            field, separator, behavior = column.partition(BEHAVIOR_SEPARATOR)
+            if separator and field in BEHAVIOR_TAGS:
+                runs.setdefault(behavior_run(behavior), {})[BEHAVIOR_TAGS[field]] = float(value)
+    return runs
+
+
+class EventLog:
+    """The event files of one run folder; writers (one per TensorBoard run) open on first use.
+    `resume_at` is the first generation of a resumed run (None for a new run)."""
+
+    def __init__(self, folder: str, resume_at: int | None = None):
+        self.folder, self.resume_at = folder, resume_at
+        self._writers: dict = {}
+
+    def write(self, generation: int, row: Mapping[str, object],
+              histograms: Mapping[str, Sequence[float]] | None = None) -> None:
+        """One generation: its stats.csv row, and the values of the game's HISTOGRAM keys."""
+        from tensorboardX.proto.summary_pb2 import Summary
+
+        for run, values in generation_values(row).items():
+            summary = Summary(value=[Summary.Value(tag=tag, simple_value=v) for tag, v in values.items()])
+            self._writer(run).file_writer.add_summary(summary, generation)
+        for key, values in (histograms or {}).items():
+            if values:
+                self._writer(GAME_RUN).file_writer.add_summary(_histogram(key + HISTOGRAM_SUFFIX, values), generation)
+
+    def _writer(self, run: str):
+        writer = self._writers.get(run)
+        if writer is None:
+            from tensorboardX import SummaryWriter
+            # The process id in the file name keeps a resumed run from reusing (and truncating)
+            # the file of a process that started within the same second.
+            writer = self._writers[run] = SummaryWriter(os.path.join(self.folder, run), purge_step=self.resume_at,
+                                                        flush_secs=FLUSH_SECONDS, filename_suffix=f".{os.getpid()}")
+        return writer
+
+    def close(self) -> None:
+        """Write everything out and close the files (a later write opens new ones)."""
+        writers, self._writers = self._writers, {}
+        for writer in writers.values():
+            writer.close()
+
+
+def _histogram(tag: str, values: Sequence[float]):
+    """A histogram summary with the tag exactly as given."""
+    from tensorboardX.summary import histogram
+
+    summary = histogram(tag, list(values), bins="auto")
+    summary.value[0].tag = tag
+    return summary

@@ -1,0 +1,136 @@
+"""The brain in the game: the models `neatpar evolve` (winner.onnx) and `neatpar export` write, from
+real runs on the simulator builds, checked as ML-Agents' C# loader checks them, run by onnxruntime,
+and acting as the genome does."""
+import json
+import os
+import shutil
+
+import neat
+import numpy as np
+import onnx
+
+from helpers import (
+    BUILDS, ball_cfg, checked_session, free_worker_id, memory_size, neatpar_cli, read_like_ml_agents,
+    record_ball_episodes, replay_deviation, write_config)
+from neatpar.envs.base import Layout
+from neatpar.envs.unity.adapter import outputs_to_actions
+from neatpar.genome_io import load_genome
+
+TOLERANCE = 1e-4   # float32 model against neat-python's float64 (see neatpar/nn/onnx_export.py)
+
+
+def evolve(config, out):
+    result = neatpar_cli("evolve", "--config", config, "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    return out
+
+
+def teams_cfg(folder, behaviors, name="teams.cfg"):
+    section = {"env": os.path.join(BUILDS, "teams"), "env_args": "--areas 3 --max-steps 30", "behaviors": behaviors,
+               "max_steps": 30, "generations": 2, "seed": 3, "worker_id": free_worker_id()}
+    return write_config(folder, name, neatpar=section, pop_size=8, num_inputs=8, num_outputs=7,
+                        activation_options="tanh", activation_default="tanh")
+
+
+def random_observations(rows: int, width: int, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).uniform(-2, 2, (rows, width)).astype(np.float32)
+
+
+def test_a_ball_run_writes_a_model_unity_accepts_that_acts_as_the_winner(tmp_path):
+    config_path = ball_cfg(tmp_path, generations=2)
+    out = evolve(config_path, tmp_path / "run")
+    behaviors = json.load(open(out / "behaviors.json"))
+    assert behaviors == {"Ball3D?team=0": {"role": "population", "observation_sizes": [8], "continuous": 2,
+                                           "branches": []}}
+    model = onnx.load(str(out / "winner.onnx"))
+    for deterministic in (False, True):
+        assert read_like_ml_agents(model, [8], 2, (), deterministic) == []
+    config = neat.Config(neat.DefaultGenome, neat.DefaultReproduction, neat.DefaultSpeciesSet, neat.DefaultStagnation,
+                         config_path)
+    winner = load_genome(str(out / "winner.json"), config)
+    net = neat.nn.FeedForwardNetwork.create(winner, config)
+    obs = random_observations(64, 8)
+    expected = np.clip([net.activate(row.astype(np.float64)) for row in obs], -1, 1)
+    actions = checked_session(model).run(["continuous_actions"], {"obs_0": obs})[0]
+    assert np.abs(actions - expected).max() <= TOLERANCE
+
+
+def test_a_teams_run_writes_a_model_with_masks_for_its_population_behavior(tmp_path):
+    config_path = teams_cfg(tmp_path, "Blue?team=0: population, Purple?team=1: champion")
+    out = evolve(config_path, tmp_path / "run")
+    assert {"winner.onnx", "behaviors.json"} <= set(os.listdir(out))
+    model = onnx.load(str(out / "winner.onnx"))
+    assert read_like_ml_agents(model, [8], 0, (5, 2), deterministic=False) == []
+    config = neat.Config(neat.DefaultGenome, neat.DefaultReproduction, neat.DefaultSpeciesSet, neat.DefaultStagnation,
+                         config_path)
+    net = neat.nn.FeedForwardNetwork.create(load_genome(str(out / "winner.json"), config), config)
+    rng = np.random.default_rng(1)
+    obs = random_observations(200, 8, seed=1)
+    masks = [rng.random((200, 5)) < 0.4, rng.random((200, 2)) < 0.4]
+    outputs = np.array([net.activate(row.astype(np.float64)) for row in obs])
+    expected = outputs_to_actions(Layout((8,), 0, (5, 2)), outputs, masks).discrete
+    allowed = np.concatenate([~masks[0], ~masks[1]], axis=1).astype(np.float32)
+    chosen = checked_session(model).run(["discrete_actions"], {"obs_0": obs, "action_masks": allowed})[0]
+    for row, branch in np.argwhere(chosen != expected):  # only a near-tie may go the other way in float32
+        start = 5 * branch
+        scores = outputs[row, start:start + (5, 2)[branch]]
+        assert not masks[branch][row, chosen[row, branch]]
+        assert abs(scores[chosen[row, branch]] - scores[expected[row, branch]]) <= TOLERANCE
+
+
+def test_two_population_behaviors_get_a_model_each(tmp_path):
+    out = evolve(teams_cfg(tmp_path, "Blue?team=0: population, Purple?team=1: population"), tmp_path / "run")
+    for name in ("winner-Blue.onnx", "winner-Purple.onnx"):
+        assert read_like_ml_agents(onnx.load(str(out / name)), [8], 0, (5, 2), deterministic=True) == []
+    assert not (out / "winner.onnx").exists()
+
+
+def test_export_uses_the_run_s_record_or_launches_the_game_once(tmp_path):
+    config_path = ball_cfg(tmp_path, generations=1)
+    out = evolve(config_path, tmp_path / "run")
+    recorded = neatpar_cli("export", "--config", config_path, "--genome", str(out / "winner.json"),
+                           "--out", str(tmp_path / "a.onnx"))
+    assert recorded.returncode == 0, recorded.stderr
+    assert (tmp_path / "a.onnx").read_bytes() == (out / "winner.onnx").read_bytes()
+    alone = tmp_path / "elsewhere"
+    alone.mkdir()
+    shutil.copy(out / "winner.json", alone / "winner.json")  # no behaviors.json beside it
+    launched = neatpar_cli("export", "--config", config_path, "--genome", str(alone / "winner.json"),
+                           "--out", str(tmp_path / "b.onnx"))
+    assert launched.returncode == 0, launched.stderr
+    assert (tmp_path / "b.onnx").read_bytes() == (out / "winner.onnx").read_bytes()
+    wrong = neatpar_cli("export", "--config", config_path, "--genome", str(out / "winner.json"), "--out",
+                        str(tmp_path / "c.onnx"), "--behavior", "Nope?team=0")
+    assert wrong.returncode == 2 and wrong.stderr.strip() == (
+        "neatpar: error: behavior 'Nope?team=0' is not among the behaviors the environment reported "
+        "('Ball3D?team=0'): fix --behavior")
+    assert not (tmp_path / "c.onnx").exists()
+
+
+def test_export_with_two_population_behaviors_asks_which(tmp_path):
+    config_path = teams_cfg(tmp_path, "Blue?team=0: population, Purple?team=1: population")
+    out = evolve(config_path, tmp_path / "run")
+    result = neatpar_cli("export", "--config", config_path, "--genome", str(out / "winner.json"),
+                         "--out", str(tmp_path / "x.onnx"))
+    assert result.returncode == 2 and "choose one with --behavior" in result.stderr
+    chosen = neatpar_cli("export", "--config", config_path, "--genome", str(out / "winner.json"),
+                         "--out", str(tmp_path / "x.onnx"), "--behavior", "Purple?team=1")
+    assert chosen.returncode == 0, chosen.stderr
+    assert (tmp_path / "x.onnx").read_bytes() == (out / "winner-Purple.onnx").read_bytes()
+
+
+def test_a_recurrent_winner_s_model_replays_a_whole_recorded_episode(tmp_path):
+    """The winner of a recurrent run drives the ball simulator for one whole episode per agent
+    through neatpar's kernel; its winner.onnx, fed the recorded observations with its memory
+    carried, gives the same actions."""
+    config_path = ball_cfg(tmp_path, generations=2, network="recurrent", feed_forward="false", num_hidden=2,
+                           env_args="--agents 3 --max-steps 60", max_steps=60)
+    out = evolve(config_path, tmp_path / "run")
+    config = neat.Config(neat.DefaultGenome, neat.DefaultReproduction, neat.DefaultSpeciesSet, neat.DefaultStagnation,
+                         config_path)
+    winner = load_genome(str(out / "winner.json"), config)
+    _, recorded = record_ball_episodes(winner, config, agents=3, max_steps=60)
+    model = onnx.load(str(out / "winner.onnx"))
+    assert memory_size(model) > 0 and read_like_ml_agents(model, [8], 2, (), deterministic=False) == []
+    steps, worst = replay_deviation(model, recorded)
+    assert steps > 5 and worst <= TOLERANCE
