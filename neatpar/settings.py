@@ -80,16 +80,22 @@ class BehaviorRole:
 
 # ---------------------------------------------------------------- readers (text or Python values)
 
+def _typed(name: str, value: Any, where: Where, parse: Callable, kinds: tuple, what: str):
+    """`value` as text parsed by `parse`, or as a Python value of `kinds` (never a bool)."""
+    result = value
+    if isinstance(value, str):
+        try:
+            result = parse(value.strip())
+        except ValueError:
+            raise where.fail(name, value, f"is not {what}") from None
+    if isinstance(result, bool) or not isinstance(result, kinds):
+        raise where.fail(name, value, f"is not {what}")
+    return result
+
+
 def integer(low: int, high: int | None = None) -> Reader:
     def read(name: str, value: Any, where: Where) -> int:
-        number = value
-        if isinstance(value, str):
-            try:
-                number = int(value.strip())
-            except ValueError:
-                raise where.fail(name, value, "is not an integer") from None
-        if isinstance(number, bool) or not isinstance(number, int):
-            raise where.fail(name, value, "is not an integer")
+        number = _typed(name, value, where, int, (int,), "an integer")
         if number < low or (high is not None and number > high):
             bound = f"from {low} to {high}" if high is not None else f"at least {low}"
             raise where.fail(name, value, f"is out of range: use an integer {bound}")
@@ -99,14 +105,7 @@ def integer(low: int, high: int | None = None) -> Reader:
 
 def number(positive: bool = True) -> Reader:
     def read(name: str, value: Any, where: Where) -> float:
-        result = value
-        if isinstance(value, str):
-            try:
-                result = float(value.strip())
-            except ValueError:
-                raise where.fail(name, value, "is not a number") from None
-        if isinstance(result, bool) or not isinstance(result, (int, float)):
-            raise where.fail(name, value, "is not a number")
+        result = _typed(name, value, where, float, (int, float), "a number")
         if positive and not result > 0:
             raise where.fail(name, value, "must be greater than 0")
         return float(result)

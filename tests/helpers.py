@@ -360,6 +360,21 @@ def evaluator_and_population(tmp_path, name="ball.cfg", **over):
     return UnityEvaluator.from_settings(run), config, list(population.population.items())
 
 
+def probe_hosts(tmp_path, agents, pop, envs=2, episode=5, backend="local"):
+    """An evaluator on env hosts of the probe build (episodes of exactly `episode` decisions), its
+    neat config and a first generation of `pop` genomes."""
+    import neat
+    from neatpar import settings as run_config
+    from neatpar.run.evaluator import UnityEvaluator
+    section = {"env": os.path.join(BUILDS, "probe"), "env_args": f"--agents {agents} --episode-decisions {episode}",
+               "behaviors": "Probe?team=0: population", "max_steps": 50, "seed": 4, "envs": envs,
+               "backend": backend, "worker_id": free_worker_id(), "timeout": 5}
+    path = write_config(tmp_path, f"probe{envs}{backend}.cfg", neatpar=section, pop_size=pop, num_inputs=4,
+                        num_outputs=1, activation_options="tanh", activation_default="tanh")
+    config, settings = run_config.load(path)
+    return UnityEvaluator.from_settings(settings), config, list(neat.Population(config, seed=5).population.items())
+
+
 def fitnesses(pairs):
     return [g.fitness for _, g in pairs]
 
@@ -421,13 +436,18 @@ def as_plain(message):
         value = getattr(message, field.name)
         if field.message_type is not None and field.message_type.GetOptions().map_entry:
             out[field.name] = {k: _value(field.message_type.fields_by_name["value"], v) for k, v in sorted(value.items())}
-        elif field.label == field.LABEL_REPEATED:
+        elif _repeated(field):
             out[field.name] = [_value(field, v) for v in value]
         elif field.message_type is not None:
             out[field.name] = as_plain(value) if message.HasField(field.name) else None
         else:
             out[field.name] = _value(field, value)
     return out
+
+
+def _repeated(field) -> bool:
+    """protobuf 6 has is_repeated (label is deprecated there); the stock stack's 3.20 has only label."""
+    return field.is_repeated if hasattr(field, "is_repeated") else field.label == field.LABEL_REPEATED
 
 
 def _value(field, value):

@@ -8,14 +8,12 @@ import sys
 import threading
 import time
 
-import neat
 import pytest
 
 from neatpar import ConfigError
-from neatpar import settings as run_config
 from neatpar.run.hosts import split
 from neatpar.run.evaluator import UnityEvaluator
-from helpers import ROOT, Run, ball_cfg, evaluator_and_population, fitnesses, neatpar_cli, parent_of, pid_alive, shm_segments, stats_rows, undisturbed, wait_gone
+from helpers import ROOT, Run, ball_cfg, evaluator_and_population, fitnesses, neatpar_cli, parent_of, pid_alive, probe_hosts, shm_segments, stats_rows, undisturbed, wait_gone
 
 
 def test_split_gives_one_part_per_host_or_fewer_when_one_host_s_agents_suffice():
@@ -25,17 +23,6 @@ def test_split_gives_one_part_per_host_or_fewer_when_one_host_s_agents_suffice()
     assert [len(r) for r in split(256, 2, 256)] == [256]        # one simulator's agents take them all
     assert [len(r) for r in split(7, 3, None)] == [2, 3, 2]     # sizes differ by at most one
     assert [list(r) for r in split(3, 4, None)] == [[0], [1], [2]]
-
-
-def probe_hosts(tmp_path, agents, pop, envs=2, episode=5, backend="local"):
-    from helpers import BUILDS, free_worker_id, write_config
-    section = {"env": os.path.join(BUILDS, "probe"), "env_args": f"--agents {agents} --episode-decisions {episode}",
-               "behaviors": "Probe?team=0: population", "max_steps": 50, "seed": 4, "envs": envs,
-               "backend": backend, "worker_id": free_worker_id(), "timeout": 5}
-    path = write_config(tmp_path, f"probe{envs}{backend}.cfg", neatpar=section, pop_size=pop, num_inputs=4,
-                        num_outputs=1, activation_options="tanh", activation_default="tanh")
-    config, settings = run_config.load(path)
-    return UnityEvaluator.from_settings(settings), config, list(neat.Population(config, seed=5).population.items())
 
 
 def test_no_agent_sits_idle_while_genomes_wait(tmp_path):

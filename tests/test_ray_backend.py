@@ -17,8 +17,8 @@ ray = pytest.importorskip("ray")
 
 import fitness_fns  # noqa: E402
 from helpers import (  # noqa: E402
-    ROOT, Run, ball_cfg, evaluator_and_population, fitnesses, neatpar_cli, shm_segments, stats_rows, undisturbed,
-    wait_gone)
+    ROOT, Run, ball_cfg, evaluator_and_population, fitnesses, neatpar_cli, probe_hosts, shm_segments, stats_rows,
+    undisturbed, wait_gone)
 from neatpar import LiveHandleError, ParallelEvaluator  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -94,6 +94,20 @@ def test_a_short_evolution_on_ray_actors_repeats_and_matches_local_hosts(tmp_pat
     second, _ = short_evolution(tmp_path, "ray")
     local, _ = short_evolution(tmp_path, "local")
     assert len(first) == 3 and first == second == local
+
+
+def test_no_agent_of_a_ray_actor_sits_idle_while_genomes_wait(tmp_path):
+    """As with local hosts: one part per actor fills its simulator's agents for the whole
+    generation (8 genomes, 2 actors of 4 agents, episodes of exactly 5 decisions)."""
+    evaluator, config, pairs = probe_hosts(tmp_path, agents=4, pop=8, backend="ray")
+    try:
+        evaluator.evaluate(pairs, config)
+        assert evaluator._hosts.agents() == 4
+        assert [len(p) for p in evaluator._runner.parts] == [4, 4]
+        stats = evaluator.last_stats
+        assert stats.episodes == 8 and stats.agent_steps == stats.scored_steps == 8 * 5
+    finally:
+        evaluator.close()
 
 
 def test_a_killed_actor_is_replaced_and_its_part_runs_again(tmp_path):

@@ -305,3 +305,29 @@ def test_a_configured_behavior_that_never_reports_is_an_error_after_the_wait(tmp
                                                   rf"of it asked for a decision in {BEHAVIOR_WAIT_STEPS} environment "
                                                   rf"steps; it has 'Probe\?team=0'"):
         run_generation(config, settings)
+
+
+def test_a_relaunched_game_reports_its_late_behavior_again_and_scores_stay_exact(tmp_path, caplog):
+    """The game dies mid-generation (SIGKILL at the runner's 12th step); the relaunched game's
+    Rival appears late again (7 academy steps after each reset), its spec is read again, and every
+    genome's fitness is still exact."""
+    import signal
+    config, settings = probe_config(tmp_path, "--behaviors 2 --agents 2 --spawn-after 0,7 --episode-decisions 6,0",
+                                    "Probe?team=0: population, Rival?team=1: champion")
+    genomes = first_generation(config)
+    with UnityEvaluator.from_settings(settings) as evaluator:
+        environment = evaluator.environment
+        step, steps = environment.step, []
+
+        def step_then_kill_once():
+            steps.append(1)
+            if len(steps) == 12:
+                os.kill(environment.process_pid, signal.SIGKILL)
+            step()
+        environment.step = step_then_kill_once
+        with caplog.at_level("WARNING", logger="neatpar"):
+            evaluator.evaluate(genomes, config)
+        launches = environment.bridge.launches
+    assert launches == 2 and any("relaunching it" in r.getMessage() for r in caplog.records)
+    for key, genome in genomes:
+        assert genome.fitness == expected_return(genome, config, 6, 20), key
