@@ -207,6 +207,7 @@ def _finish(folder: RunFolder, evaluator: UnityEvaluator, config, settings: Sett
             print(f"  {path}")
         winner = _shown_path(os.path.join(folder.path, "winner.json"))
         print(f"\nplay it: {_program()} play --config {_shown_path(args.config)} --genome {winner}")
+        print(f"watch it: tensorboard --logdir {_shown_path(_logdir(folder.path))}")
 
 
 def _logdir(run_folder: str) -> str:
