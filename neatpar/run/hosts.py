@@ -160,25 +160,30 @@ class HostScheduler:
         self.ran_on: dict[int, int] = {}  # part -> index of the host that finished it (last generation)
         self.parts: list[range] = []      # the last generation's parts
         self.progress: Callable[[GenerationStats], None] | None = None
+        self._config_sent = False
 
     def evaluate(self, genomes: list, champion=None, files: dict | None = None,
                  generation: int = 0) -> tuple[list[list[float]], GenerationStats]:
         started = time.perf_counter()
-        self.hosts.prepare(dumps(self.neat_config))
+        if not self._config_sent:  # hosts read it once, for their runner: parts arrive compiled
+            self.hosts.prepare(dumps(self.neat_config))
+            self._config_sent = True
         parts = self.parts = split(len(genomes), self.hosts.count, self.hosts.agents())
         waiting = deque(range(len(parts)))
         losses = [0] * len(parts)
         returns: list = [None] * len(genomes)
         stats = GenerationStats()
         self.ran_on = {}
+        compiled: dict[int, tuple] = {}  # part -> (Plan, kernel), compiled once even if its host is lost
         running = 0
         while waiting or running:
             while waiting and running < self.hosts.count:
                 part = waiting.popleft()
                 # Compiled here: a kernel's arrays travel far faster than genome objects.
-                compiled = compile_generation([genomes[i] for i in parts[part]], champion, files or {},
-                                              self.settings, self.neat_config)
-                self.hosts.submit(part, compiled, generation, part)
+                if part not in compiled:
+                    compiled[part] = compile_generation([genomes[i] for i in parts[part]], champion, files or {},
+                                                        self.settings, self.neat_config)
+                self.hosts.submit(part, compiled[part], generation, part)
                 running += 1
             for part, value, error in self.hosts.wait(timeout=PROGRESS_SECONDS if self.progress else 1.0):
                 running -= 1

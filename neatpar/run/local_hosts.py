@@ -119,7 +119,8 @@ class LocalHosts:
         return self._agents or None
 
     def prepare(self, config_bytes: bytes) -> None:
-        """The generation's config, sent once to each host that needs it."""
+        """The run's neat config, installed once in each host that needs it (hosts read its input
+        and output counts to make their runner; the genomes arrive compiled)."""
         for ref in self._refs:
             self.pool.unshare(ref)
         self._refs = (self.pool.share(None, pickled=config_bytes),)
