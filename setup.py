@@ -48,6 +48,14 @@ setup(
             extra_compile_args=["-O2", "-ffp-contract=off", "-fno-fast-math"],
         ),
         Extension(
+            "neatpar.evolution._core",
+            sources=["neatpar/evolution/_core.c"],
+            depends=["neatpar/evolution/rng.h", "neatpar/evolution/pyset.h"],
+            # neat-python's float arithmetic, operation for operation: no fused multiply-adds.
+            extra_compile_args=["-O2", "-ffp-contract=off", "-fno-fast-math", "-pthread"],
+            extra_link_args=["-pthread"],
+        ),
+        Extension(
             "neatpar.envs.unity._wire",
             sources=["neatpar/envs/unity/_wire.c"],
             # Comparisons must see NaN and infinity as they are.

@@ -24,7 +24,7 @@ def main() -> None:
     parser.add_argument("--generations", type=int, default=20)
     parser.add_argument("--envs", type=int, default=1, help="env hosts (processes), each with its own copies")
     args = parser.parse_args()
-    config = neat.Config(neat.DefaultGenome, neat.DefaultReproduction, neat.DefaultSpeciesSet,
+    config = neat.Config(neatpar.Genome, neatpar.Reproduction, neatpar.SpeciesSet,  # neat-python's, faster
                          neat.DefaultStagnation, args.config)
     population = neat.Population(config, seed=1)
     population.add_reporter(neat.StdOutReporter(False))

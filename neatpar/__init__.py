@@ -15,6 +15,7 @@ from .errors import (
     UnguardedScriptError,
     WorkerStartError,
 )
+from .evolution import Genome, Reproduction, SpeciesSet
 from .parallel.evaluator import ParallelEvaluator
 from .parallel.pool import Pool
 
@@ -37,13 +38,16 @@ __all__ = [
     "ConfigError",
     "EnvEvaluator",
     "FitnessError",
+    "Genome",
     "GenomeEvaluationError",
     "LiveHandleError",
     "NeatparError",
     "ParallelEvaluator",
     "Pool",
+    "Reproduction",
     "Settings",
     "SimulatorError",
+    "SpeciesSet",
     "TransferError",
     "UnguardedScriptError",
     "UnityEvaluator",

@@ -22,6 +22,7 @@ from typing import Any, Callable, Mapping
 
 import neat
 
+from . import evolution
 from .envs.gym import DEFAULT_COPIES, PREFIX as GYM_PREFIX, behavior_name
 from .errors import ConfigError
 
@@ -30,6 +31,7 @@ FITNESS_AGGREGATES = ("mean", "min", "max", "median", "sum")
 NETWORKS = ("feedforward", "recurrent")
 INFERENCE = ("inprocess", "pool", "auto")
 BACKENDS = ("local", "ray")
+NEAT_STEPS = ("neatpar", "neat-python")
 
 
 class Source(enum.Enum):
@@ -332,6 +334,8 @@ class Settings:
                            flag=True)
     address: str | None = setting(None, address, "Ray cluster address HOST:PORT for backend = ray; without one, "
                                                  "a local Ray instance", flag=True)
+    neat_step: str = setting("neatpar", choice(NEAT_STEPS), "classes that make each next generation: neatpar's "
+                             "(the populations neat-python's make, faster) or neat-python's own")
 
     def __post_init__(self):
         # Direct construction and dataclasses.replace() are read like keyword arguments (reading
@@ -441,6 +445,14 @@ def _did_you_mean(name: str, known) -> str:
     return f" (did you mean {close[0]}?)" if close else ""
 
 
+def neat_step_classes(neat_step: str) -> tuple[type, type, type]:
+    """(genome, reproduction, species set) classes for `neat_step`; both read the config file's
+    [DefaultGenome], [DefaultReproduction] and [DefaultSpeciesSet] sections."""
+    if neat_step == "neatpar":
+        return evolution.Genome, evolution.Reproduction, evolution.SpeciesSet
+    return neat.DefaultGenome, neat.DefaultReproduction, neat.DefaultSpeciesSet
+
+
 def load(path: str) -> tuple[neat.Config, Settings]:
     """A neat-python config file with a [neatpar] section, checked; errors name the fix."""
     if not os.path.isfile(path):
@@ -456,8 +468,7 @@ def load(path: str) -> tuple[neat.Config, Settings]:
                           f"and 'behaviors' (see configs/ball.cfg)")
     settings = Settings.create(dict(parser.items("neatpar")), Source.FILE, os.path.dirname(os.path.abspath(path)))
     try:
-        config = neat.Config(neat.DefaultGenome, neat.DefaultReproduction, neat.DefaultSpeciesSet,
-                             neat.DefaultStagnation, path)
+        config = neat.Config(*neat_step_classes(settings.neat_step), neat.DefaultStagnation, path)
     except Exception as exc:  # neat-python's own messages, made one line
         raise ConfigError(f"neat-python rejects {path}: {' '.join(str(exc).split())}") from None
     settings.check_neat_config(config, path)

@@ -33,6 +33,35 @@ def test_evolve_writes_a_complete_run_folder(tmp_path):
     assert restored.generation == 2 and len(restored.population) == 8
 
 
+def _genes(genome) -> tuple:
+    from neatpar.evolution.records import gene_dicts
+    nodes, connections = gene_dicts(genome)
+    return (genome.key, genome.fitness,
+            [(k, n.bias.hex(), n.response.hex(), n.activation, n.aggregation) for k, n in nodes.items()],
+            [(k, c.innovation, c.weight.hex(), c.enabled) for k, c in connections.items()])
+
+
+@pytest.mark.slow
+def test_neatpar_s_neat_step_gives_the_run_neat_python_s_classes_give(tmp_path):
+    """neatpar evolve runs the NEAT step with neatpar's classes unless neat_step = neat-python; a
+    seeded run is the same either way: stats, winner, and the last checkpoint's population."""
+    runs = {}
+    for step in ("neatpar", "neat-python"):
+        out = tmp_path / step
+        config = ball_cfg(tmp_path, f"{step}.cfg", generations=5, interval=5, neat_step=step, pop_size=24,
+                          env_args="--agents 8 --max-steps 80", max_steps=80)
+        result = neatpar_cli("evolve", "--config", config, "--out", str(out))
+        assert result.returncode == 0, result.stderr
+        restored = neat.Checkpointer.restore_checkpoint(str(out / "checkpoints" / "checkpoint-5.gz"))
+        runs[step] = (stats_rows(out), json.load(open(out / "winner.json")), restored)
+    ours, theirs = runs["neatpar"], runs["neat-python"]
+    assert type(ours[2].population[next(iter(ours[2].population))]) is neatpar.Genome
+    assert type(theirs[2].population[next(iter(theirs[2].population))]) is neat.DefaultGenome
+    assert ours[0] == theirs[0] and ours[1] == theirs[1]
+    assert [_genes(g) for g in ours[2].population.values()] == [_genes(g) for g in theirs[2].population.values()]
+    assert len({row[2] for row in ours[0]}) > 1  # the runs evolve (the mean fitness moves)
+
+
 @pytest.mark.slow
 def test_resume_continues_exactly_and_a_fixed_seed_repeats(tmp_path):
     config = ball_cfg(tmp_path, generations=4, interval=2)

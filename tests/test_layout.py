@@ -100,11 +100,14 @@ def test_no_import_cycle():
 
 
 def test_layers_import_downwards_only():
-    """parallel knows nothing of the rest; nn and envs nothing above them (nn takes the Layout
-    record from envs/base.py); the builds nothing of neatpar but themselves."""
+    """parallel knows nothing of the rest; evolution (the NEAT step) nothing but neat-python; nn and
+    envs nothing above them (nn takes the Layout record from envs/base.py and reads genomes' gene
+    records from evolution); the builds nothing of neatpar but themselves."""
     allowed = {
         "neatpar.parallel": ("neatpar.parallel", "neatpar.errors"),
-        "neatpar.nn": ("neatpar.nn", "neatpar.errors", "neatpar.files", "neatpar.envs.base"),  # Layout, a spec type
+        "neatpar.nn": ("neatpar.nn", "neatpar.errors", "neatpar.files", "neatpar.envs.base",  # Layout, a spec type
+                       "neatpar.evolution"),  # genomes' gene records
+        "neatpar.evolution": ("neatpar.evolution",),
         "neatpar.envs": ("neatpar.envs", "neatpar.errors", "neatpar.parallel", "neatpar.nn"),
         "neatpar.sim": ("neatpar.sim",),
         "neatpar.errors": (),

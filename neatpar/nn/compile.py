@@ -17,6 +17,7 @@ import numpy as np
 
 from . import _kernel
 from ..errors import ConfigError
+from ..evolution.records import enabled_links, gene_dicts, gene_records
 
 # Codes of the C kernel; the order matches the enums in _kernel.c.
 BUILTIN_ACTIVATIONS = ("sigmoid", "tanh", "sin", "gauss", "relu", "elu", "lelu", "selu", "softplus",
@@ -54,10 +55,10 @@ class FunctionTable:
         return code
 
 
-def _links_by_target(genome, enabled_only: bool) -> dict[int, list]:
+def _links_by_target(connections: dict, enabled_only: bool) -> dict[int, list]:
     """target node -> [(source, weight), ...] in the genome's connection order."""
     links: dict[int, list] = {}
-    for key, cg in genome.connections.items():
+    for key, cg in connections.items():
         if cg.enabled or not enabled_only:
             target = key[1]
             if target in links:
@@ -79,7 +80,7 @@ def _required(inputs: set, outputs: Sequence[int], links: dict) -> set:
     return required
 
 
-def _feed_forward_structure(genome, inputs: set, outputs: Sequence[int]):
+def _feed_forward_structure(connections: dict, inputs: set, outputs: Sequence[int]):
     """Nodes in evaluation order with their links, as FeedForwardNetwork.create keeps them.
 
     Every source of a required node is an input or itself required, so a required node keeps all
@@ -87,7 +88,7 @@ def _feed_forward_structure(genome, inputs: set, outputs: Sequence[int]):
     genome evolved with feed_forward = false) never becomes ready and, as in neat-python, is never
     evaluated.
     """
-    links = _links_by_target(genome, enabled_only=True)
+    links = _links_by_target(connections, enabled_only=True)
     required = _required(inputs, outputs, links)
     waiting: dict[int, int] = {}
     successors: dict[int, list] = {}
@@ -113,12 +114,12 @@ def _feed_forward_structure(genome, inputs: set, outputs: Sequence[int]):
     return [(n, links.get(n, [])) for n in order]
 
 
-def _recurrent_structure(genome, inputs: set, outputs: Sequence[int]):
+def _recurrent_structure(connections: dict, inputs: set, outputs: Sequence[int]):
     """Nodes with their links, as RecurrentNetwork.create keeps them (required is decided over
     all connections, enabled or not, as neat-python does)."""
-    required = _required(inputs, outputs, _links_by_target(genome, enabled_only=False))
+    required = _required(inputs, outputs, _links_by_target(connections, enabled_only=False))
     node_links: dict[int, list] = {}
-    for (i, o), cg in genome.connections.items():
+    for (i, o), cg in connections.items():
         if cg.enabled and (o in required or i in required):
             node_links.setdefault(o, []).append((i, cg.weight))
     return list(node_links.items())
@@ -171,9 +172,25 @@ class Tables:
         self.custom_aggregations = aggs.custom
         self.uses_custom = bool(acts.custom or aggs.custom)
 
-    def _node_attributes(self, genome, keys, acts, aggs, out) -> None:
+    def _node_attributes(self, genome, keys, acts, aggs, out, nodes: dict | None = None) -> None:
+        """The kernel's attributes of the nodes `keys`, read from the genome's records when it has
+        them (no gene objects made), else from its node dict."""
         node_act, node_agg, node_bias, node_resp = out
-        gene_of, act_code, agg_code = genome.nodes, acts.code, aggs.code
+        act_code, agg_code = acts.code, aggs.code
+        records = gene_records(genome) if nodes is None else None
+        if records is not None:
+            table, names = records.nodes, records.names
+            row = {k: i for i, k in enumerate(table["key"].tolist())}
+            act, agg = table["activation"].tolist(), table["aggregation"].tolist()
+            bias, resp = table["bias"].tolist(), table["response"].tolist()
+            for n in keys:
+                i = row[n]
+                node_act.append(act_code(names[act[i]]))
+                node_agg.append(agg_code(names[agg[i]]))
+                node_bias.append(bias[i])
+                node_resp.append(resp[i])
+            return
+        gene_of = genome.nodes if nodes is None else nodes
         for n in keys:
             gene = gene_of[n]
             node_act.append(act_code(gene.activation))
@@ -184,16 +201,7 @@ class Tables:
     def _feed_forward_in_c(self, genomes, acts, aggs) -> Flat | None:
         """The feed-forward structure walked in C (_kernel.ff_structure); None if a genome has a
         link the C walk does not expect (then the Python walk, with the same result, is used)."""
-        src, dst, weight, starts = array("q"), array("q"), array("d"), array("q", [0])
-        add_src, add_dst, add_w = src.append, dst.append, weight.append
-        for genome in genomes:
-            for (i, o), cg in genome.connections.items():
-                if cg.enabled:
-                    add_src(i)
-                    add_dst(o)
-                    add_w(cg.weight)
-            starts.append(len(src))
-        src_a, dst_a = np.frombuffer(src, np.int64), np.frombuffer(dst, np.int64)
+        src_a, dst_a, weight, starts = enabled_links(genomes) or self._enabled_links(genomes)
         if len(src_a) and (src_a.min() < -self.num_inputs or dst_a.min() < 0):
             return None
         genomes_n, conns = len(genomes), len(src_a)
@@ -202,7 +210,7 @@ class Tables:
         genome_start, link_start = np.empty(genomes_n + 1, np.int64), np.empty(cap + 1, np.int64)
         link_conn, link_src = np.empty(max(conns, 1), np.int64), np.empty(max(conns, 1), np.int32)
         strides = np.empty(max(genomes_n, 1), np.int64)
-        nodes, links = _kernel.ff_structure(src_a, dst_a, np.frombuffer(starts, np.int64), self.num_inputs,
+        nodes, links = _kernel.ff_structure(src_a, dst_a, starts, self.num_inputs,
                                             self.num_outputs, node_key, genome_start, link_conn, link_start,
                                             link_src, node_slot, strides)
         out = (array("b"), array("b"), array("d"), array("d"))
@@ -210,7 +218,22 @@ class Tables:
         for g, genome in enumerate(genomes):
             self._node_attributes(genome, keys[bounds[g]:bounds[g + 1]], acts, aggs, out)
         return Flat(genome_start, node_slot[:nodes], *out, link_start[:nodes + 1], link_src[:links],
-                    np.frombuffer(weight, np.float64)[link_conn[:links]], int(strides[:genomes_n].max(initial=0)))
+                    weight[link_conn[:links]], int(strides[:genomes_n].max(initial=0)))
+
+    @staticmethod
+    def _enabled_links(genomes) -> tuple:
+        """enabled_links for genomes whose genes are objects: read from their connection dicts."""
+        src, dst, weight, starts = array("q"), array("q"), array("d"), array("q", [0])
+        add_src, add_dst, add_w = src.append, dst.append, weight.append
+        for genome in genomes:
+            for (i, o), cg in gene_dicts(genome)[1].items():
+                if cg.enabled:
+                    add_src(i)
+                    add_dst(o)
+                    add_w(cg.weight)
+            starts.append(len(src))
+        return (np.frombuffer(src, np.int64), np.frombuffer(dst, np.int64), np.frombuffer(weight, np.float64),
+                np.frombuffer(starts, np.int64))
 
     def _in_python(self, genomes, acts, aggs) -> Flat:
         """The structure neat-python builds, walked in Python (recurrent networks, unusual keys)."""
@@ -222,12 +245,13 @@ class Tables:
         stride = 0
         fixed_slots = {k: s for s, k in enumerate(self.input_keys + self.output_keys)}
         for genome in genomes:
-            nodes = structure(genome, input_set, self.output_keys)
+            gene_nodes, connections = gene_dicts(genome)
+            nodes = structure(connections, input_set, self.output_keys)
             slots = dict(fixed_slots)
             for n, _ in nodes:
                 if n not in slots:
                     slots[n] = len(slots)
-            self._node_attributes(genome, [n for n, _ in nodes], acts, aggs, out)
+            self._node_attributes(genome, [n for n, _ in nodes], acts, aggs, out, gene_nodes)
             for n, node_links in nodes:
                 node_slot.append(slots[n])
                 for i, w in node_links:
