@@ -1680,27 +1680,18 @@ begin(Rng *r)
     return rng_begin(r, random_inst, rng_in_place);
 }
 
-/* DefaultGenome.configure_crossover, into the empty child `g`. */
+/* DefaultGenome.configure_crossover into the empty child `g`, parent1 (`p1`) being the fitter. */
 static int
-crossover(Rng *r, const Cfg *c, Genes *g, PyObject *genome1, PyObject *genome2, PyObject *snapshots)
+crossover_genes(Rng *r, const Cfg *c, Genes *g, Genes *p1, Genes *p2)
 {
-    PyObject *f1 = PyObject_GetAttr(genome1, str_fitness), *f2 = f1 ? PyObject_GetAttr(genome2, str_fitness) : NULL;
-    int gt = f2 ? PyObject_RichCompareBool(f1, f2, Py_GT) : -1;
-    Py_XDECREF(f1);
-    Py_XDECREF(f2);
-    if (gt < 0)
-        return -1;
     if (g->nn || g->nc) {
         PyErr_SetString(PyExc_ValueError, "neatpar: crossover fills an empty genome");
         return -1;
     }
-    Genes *p1 = genes_of(gt ? genome1 : genome2, snapshots), *p2 = p1 ? genes_of(gt ? genome2 : genome1, snapshots) : NULL;
     int rc = -1;
     PSet s1, s2, u;
     ps_init(&s1); ps_init(&s2); ps_init(&u);
     int64_t *order = NULL;
-    if (!p2)
-        goto done;
     if (!sets_emulated || sets_emulated < 0) {
         if (sets_emulated < 0 && check_sets() < 0)
             goto done;
@@ -1737,12 +1728,12 @@ crossover(Rng *r, const Cfg *c, Genes *g, PyObject *genome1, PyObject *genome2, 
         }
         else {
             e = &u.table[s];
-            if (e->state != PS_ACTIVE)
+            if (!PS_IS_ACTIVE(e))
                 continue;
         }
-        if (e->a < 0)
+        if (PS_A(e) < 0)
             continue;  /* genes only in parent2 (less fit) are not inherited */
-        const Conn *c1 = &p1->conns[e->a];
+        const Conn *c1 = &p1->conns[PS_A(e)];
         Conn child = *c1;
         if (e->b >= 0) {
             const Conn *c2 = &p2->conns[e->b];
@@ -1792,9 +1783,31 @@ crossover(Rng *r, const Cfg *c, Genes *g, PyObject *genome1, PyObject *genome2, 
 done:
     ps_free(&s1); ps_free(&s2); ps_free(&u);
     PyMem_Free(order);
+    genes_changed(g);
+    return rc;
+}
+
+/* parent1 is genome1 if genome1.fitness > genome2.fitness, else genome2 */
+static int
+fitter_first(PyObject *f1, PyObject *f2)
+{
+    return PyObject_RichCompareBool(f1, f2, Py_GT);
+}
+
+/* DefaultGenome.configure_crossover(genome1, genome2) into the empty child `g`. */
+static int
+crossover(Rng *r, const Cfg *c, Genes *g, PyObject *genome1, PyObject *genome2, PyObject *snapshots)
+{
+    PyObject *f1 = PyObject_GetAttr(genome1, str_fitness), *f2 = f1 ? PyObject_GetAttr(genome2, str_fitness) : NULL;
+    int gt = f2 ? fitter_first(f1, f2) : -1;
+    Py_XDECREF(f1);
+    Py_XDECREF(f2);
+    if (gt < 0)
+        return -1;
+    Genes *p1 = genes_of(gt ? genome1 : genome2, snapshots), *p2 = p1 ? genes_of(gt ? genome2 : genome1, snapshots) : NULL;
+    int rc = p2 ? crossover_genes(r, c, g, p1, p2) : -1;
     Py_XDECREF(p1);
     Py_XDECREF(p2);
-    genes_changed(g);
     return rc;
 }
 
@@ -2839,6 +2852,51 @@ py_distance(PyObject *mod, PyObject *args)
     return result;
 }
 
+
+/* A species' parents for its children: (gid, genome) pairs, their records and fitnesses read once. */
+typedef struct {
+    PyObject *pairs;             /* the list of (gid, genome) */
+    Py_ssize_t n;
+    Genes **genes;               /* owned */
+    PyObject **fitness;          /* owned */
+} Parents;
+
+static void
+parents_free(Parents *p)
+{
+    for (Py_ssize_t i = 0; i < p->n; i++) {
+        Py_XDECREF(p->genes[i]);
+        Py_XDECREF(p->fitness[i]);
+    }
+    PyMem_Free(p->genes);
+    PyMem_Free(p->fitness);
+}
+
+static int
+parents_load(Parents *p, PyObject *pairs, PyObject *snapshots)
+{
+    p->pairs = pairs;
+    p->n = PyList_GET_SIZE(pairs);
+    p->genes = PyMem_Calloc(p->n + 1, sizeof(Genes *));
+    p->fitness = PyMem_Calloc(p->n + 1, sizeof(PyObject *));
+    if (!p->genes || !p->fitness) {
+        p->n = 0;
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < p->n; i++) {
+        PyObject *pair = PyList_GET_ITEM(pairs, i);
+        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+            PyErr_SetString(PyExc_TypeError, "breed(): parents are (genome_id, genome) pairs");
+            return -1;
+        }
+        PyObject *genome = PyTuple_GET_ITEM(pair, 1);
+        if (!(p->fitness[i] = PyObject_GetAttr(genome, str_fitness)) || !(p->genes[i] = genes_of(genome, snapshots)))
+            return -1;
+    }
+    return 0;
+}
+
 /* A new neatpar genome, as DefaultGenome(gid) makes it (key, _genes, fitness), without a Python
    frame; its Genes through *genes (borrowed). */
 static PyObject *
@@ -2864,19 +2922,13 @@ new_genome(PyObject *gid, Genes **genes)
        new_population[gid] = child; ancestors[gid] = (parent1_id, parent2_id)
    `r` is drawing (begun); it is ended around any Python code that might draw itself. */
 static int
-breed_one(Rng *r, const Cfg *c, PyObject *parents, PyObject *indexer, PyObject *genome_type, PyObject *population,
-          PyObject *ancestors, PyObject *snapshots)
+breed_one(Rng *r, const Cfg *c, const Parents *parents, PyObject *indexer, PyObject *genome_type,
+          PyObject *population, PyObject *ancestors)
 {
-    Py_ssize_t n = PyList_GET_SIZE(parents);
-    Py_ssize_t i1 = rng_choice(r, n), i2 = i1 < 0 ? -1 : rng_choice(r, n);
+    Py_ssize_t i1 = rng_choice(r, parents->n), i2 = i1 < 0 ? -1 : rng_choice(r, parents->n);
     if (i2 < 0)
         return -1;
-    PyObject *m1 = PyList_GET_ITEM(parents, i1), *m2 = PyList_GET_ITEM(parents, i2);
-    if (!PyTuple_Check(m1) || PyTuple_GET_SIZE(m1) != 2 || !PyTuple_Check(m2) || PyTuple_GET_SIZE(m2) != 2) {
-        PyErr_SetString(PyExc_TypeError, "breed(): parents are (genome_id, genome) pairs");
-        return -1;
-    }
-    PyObject *p1 = PyTuple_GET_ITEM(m1, 1), *p2 = PyTuple_GET_ITEM(m2, 1);
+    PyObject *m1 = PyList_GET_ITEM(parents->pairs, i1), *m2 = PyList_GET_ITEM(parents->pairs, i2);
     PyObject *gid = PyIter_Next(indexer), *child = NULL;
     int rc = -1;
     if (!gid) {
@@ -2886,14 +2938,17 @@ breed_one(Rng *r, const Cfg *c, PyObject *parents, PyObject *indexer, PyObject *
     }
     Genes *g = NULL;
     if (genome_type == genome_class && c->standard) {
-        child = new_genome(gid, &g);
-        if (!child || crossover(r, c, g, p1, p2, snapshots) < 0 || mutate(r, c, g) < 0)
+        int gt = fitter_first(parents->fitness[i1], parents->fitness[i2]);
+        child = gt < 0 ? NULL : new_genome(gid, &g);
+        if (!child || crossover_genes(r, c, g, parents->genes[gt ? i1 : i2], parents->genes[gt ? i2 : i1]) < 0
+            || mutate(r, c, g) < 0)
             goto done;
         genes_changed(g);
     }
     else {
         /* another class: made by its own constructor, bred in C if it keeps neatpar's operators,
            else by its own methods (with the genome config itself) */
+        PyObject *p1 = PyTuple_GET_ITEM(m1, 1), *p2 = PyTuple_GET_ITEM(m2, 1);
         if (rng_end(r) < 0)
             goto done;
         child = PyObject_CallOneArg(genome_type, gid);
@@ -2901,8 +2956,12 @@ breed_one(Rng *r, const Cfg *c, PyObject *parents, PyObject *indexer, PyObject *
         int op = child && !PyErr_Occurred() ? 0 : -1;
         if (op == 0 && g) {
             op = begin(r);
-            if (op == 0 && (crossover(r, c, g, p1, p2, snapshots) < 0 || mutate(r, c, g) < 0))
-                op = -1;
+            if (op == 0) {
+                int gt = fitter_first(parents->fitness[i1], parents->fitness[i2]);
+                if (gt < 0 || crossover_genes(r, c, g, parents->genes[gt ? i1 : i2], parents->genes[gt ? i2 : i1]) < 0
+                    || mutate(r, c, g) < 0)
+                    op = -1;
+            }
             genes_changed(g);
             if (rng_end(r) < 0)
                 op = -1;
@@ -2961,8 +3020,13 @@ py_breed(PyObject *mod, PyObject *args)
                 rc = -1;
             }
         }
+        if (spawn <= 0 || rc < 0)
+            continue;
+        Parents ps = {NULL, 0, NULL, NULL};
+        rc = parents_load(&ps, parents, snaps);
         for (; rc == 0 && spawn > 0; spawn--)
-            rc = breed_one(&r, c, parents, indexer, genome_type, population, ancestors, snaps);
+            rc = breed_one(&r, c, &ps, indexer, genome_type, population, ancestors);
+        parents_free(&ps);
     }
     if (collecting)
         PyGC_Enable();

@@ -21,14 +21,19 @@ on any difference it computes orders with real Python sets instead.
 #define PS_LINEAR_PROBES 9
 #define PS_PERTURB_SHIFT 5
 
-enum { PS_EMPTY = 0, PS_ACTIVE = 1, PS_DUMMY = 2 };
-
+/* An entry: the key and two payload positions. `tag` is 0 for an empty slot, 1 for a dummy (a
+   discarded key), and 3 + the first payload for a key (payloads are >= -1). The hash is not kept:
+   it is recomputed from the key (for ints, equal keys are equal hashes). */
 typedef struct {
     int64_t key;
-    Py_hash_t hash;
-    int32_t a, b;       /* payloads: positions in the first and second source, -1 for none */
-    int32_t state;
+    int32_t tag, b;
 } PSEntry;
+
+#define PS_EMPTY 0
+#define PS_DUMMY 1
+#define PS_IS_ACTIVE(e) ((e)->tag >= 2)
+#define PS_A(e) ((e)->tag - 3)
+#define PS_SET_A(e, v) ((e)->tag = (int32_t)(v) + 3)
 
 typedef struct {
     PSEntry *table;
@@ -42,11 +47,47 @@ static inline Py_hash_t
 ps_hash(int64_t v)
 {
     const uint64_t P = ((uint64_t)1 << 61) - 1;
+    if (v >= 0 && (uint64_t)v < P)
+        return (Py_hash_t)v;
     uint64_t m = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
     Py_hash_t h = (Py_hash_t)(m % P);
     if (v < 0)
         h = -h;
     return h == -1 ? -2 : h;
+}
+
+/* Tables outlive one set: kept by size (a power of two) for the next set of that size. */
+#define PS_POOL_SIZES 32
+#define PS_POOL_DEPTH 6
+static PSEntry *ps_pool[PS_POOL_SIZES][PS_POOL_DEPTH];
+static int ps_pooled[PS_POOL_SIZES];
+
+static inline int
+ps_log2(size_t size)
+{
+    return 63 - __builtin_clzll((unsigned long long)size);
+}
+
+static PSEntry *
+ps_table(size_t size)
+{
+    int k = ps_log2(size);
+    PSEntry *t = k < PS_POOL_SIZES && ps_pooled[k] ? ps_pool[k][--ps_pooled[k]] : PyMem_Malloc(sizeof(PSEntry) * size);
+    if (!t)
+        PyErr_NoMemory();
+    else
+        memset(t, 0, sizeof(PSEntry) * size);
+    return t;
+}
+
+static void
+ps_release(PSEntry *t, size_t size)
+{
+    int k = ps_log2(size);
+    if (k < PS_POOL_SIZES && ps_pooled[k] < PS_POOL_DEPTH)
+        ps_pool[k][ps_pooled[k]++] = t;
+    else
+        PyMem_Free(t);
 }
 
 static inline void
@@ -62,24 +103,25 @@ static inline void
 ps_free(PSet *s)
 {
     if (s->table != s->small)
-        PyMem_Free(s->table);
+        ps_release(s->table, s->mask + 1);
     s->table = s->small;
 }
 
 static void
 ps_insert_clean(PSEntry *table, size_t mask, const PSEntry *src)
 {
-    size_t perturb = (size_t)src->hash;
-    size_t i = (size_t)src->hash & mask;
+    Py_hash_t hash = ps_hash(src->key);
+    size_t perturb = (size_t)hash;
+    size_t i = (size_t)hash & mask;
     PSEntry *entry;
     for (;;) {
         entry = &table[i];
-        if (entry->state == PS_EMPTY)
+        if (entry->tag == PS_EMPTY)
             goto found;
         if (i + PS_LINEAR_PROBES <= mask) {
             for (int j = 0; j < PS_LINEAR_PROBES; j++) {
                 entry++;
-                if (entry->state == PS_EMPTY)
+                if (entry->tag == PS_EMPTY)
                     goto found;
             }
         }
@@ -88,7 +130,6 @@ ps_insert_clean(PSEntry *table, size_t mask, const PSEntry *src)
     }
 found:
     *entry = *src;
-    entry->state = PS_ACTIVE;
 }
 
 static int
@@ -109,24 +150,19 @@ ps_resize(PSet *s, Py_ssize_t minused)
             memcpy(small_copy, old, sizeof(small_copy));
             old = small_copy;
         }
+        memset(newtable, 0, sizeof(PSEntry) * newsize);
     }
-    else {
-        newtable = PyMem_Malloc(sizeof(PSEntry) * newsize);
-        if (!newtable) {
-            PyErr_NoMemory();
-            return -1;
-        }
-    }
-    memset(newtable, 0, sizeof(PSEntry) * newsize);
+    else if (!(newtable = ps_table(newsize)))
+        return -1;
     s->mask = newsize - 1;
     s->table = newtable;
     if (s->fill != s->used)
         s->fill = s->used;
     for (PSEntry *e = old; e <= old + oldmask; e++)
-        if (e->state == PS_ACTIVE)
+        if (PS_IS_ACTIVE(e))
             ps_insert_clean(newtable, s->mask, e);
     if (old != s->small && old != small_copy)
-        PyMem_Free(old);
+        ps_release(old, oldmask + 1);
     return 0;
 }
 
@@ -143,9 +179,9 @@ ps_add(PSet *s, int64_t key, Py_hash_t hash, PSEntry **out, int *added)
         entry = &s->table[i];
         int probes = (i + PS_LINEAR_PROBES <= mask) ? PS_LINEAR_PROBES : 0;
         do {
-            if (entry->state == PS_EMPTY)
+            if (entry->tag == PS_EMPTY)
                 goto found_unused;
-            if (entry->state == PS_ACTIVE && entry->hash == hash && entry->key == key) {
+            if (PS_IS_ACTIVE(entry) && entry->key == key) {
                 *out = entry;
                 *added = 0;
                 return 0;
@@ -159,9 +195,8 @@ found_unused:
     s->fill++;
     s->used++;
     entry->key = key;
-    entry->hash = hash;
-    entry->a = entry->b = -1;
-    entry->state = PS_ACTIVE;
+    PS_SET_A(entry, -1);
+    entry->b = -1;
     *added = 1;
     *out = entry;
     if ((size_t)s->fill * 5 < mask * 3)
@@ -184,9 +219,9 @@ ps_find(const PSet *s, int64_t key, Py_hash_t hash)
         PSEntry *entry = &s->table[i];
         int probes = (i + PS_LINEAR_PROBES <= mask) ? PS_LINEAR_PROBES : 0;
         do {
-            if (entry->state == PS_EMPTY)
+            if (entry->tag == PS_EMPTY)
                 return NULL;
-            if (entry->state == PS_ACTIVE && entry->hash == hash && entry->key == key)
+            if (PS_IS_ACTIVE(entry) && entry->key == key)
                 return entry;
             entry++;
         } while (probes--);
@@ -207,7 +242,7 @@ ps_merge(PSet *so, const PSet *other)
     }
     if (so->fill == 0 && so->mask == other->mask && other->fill == other->used) {
         for (size_t i = 0; i <= other->mask; i++)
-            so->table[i] = other->table[i].state == PS_ACTIVE ? other->table[i] : (PSEntry){0};
+            so->table[i] = PS_IS_ACTIVE(&other->table[i]) ? other->table[i] : (PSEntry){0};
         so->fill = other->fill;
         so->used = other->used;
         return 0;
@@ -216,21 +251,21 @@ ps_merge(PSet *so, const PSet *other)
         so->fill = other->used;
         so->used = other->used;
         for (size_t i = 0; i <= other->mask; i++)
-            if (other->table[i].state == PS_ACTIVE)
+            if (PS_IS_ACTIVE(&other->table[i]))
                 ps_insert_clean(so->table, so->mask, &other->table[i]);
         return 0;
     }
     for (size_t i = 0; i <= other->mask; i++) {
         const PSEntry *e = &other->table[i];
-        if (e->state != PS_ACTIVE)
+        if (!PS_IS_ACTIVE(e))
             continue;
         PSEntry *slot;
         int added;
-        int32_t a = e->a, b = e->b;
-        if (ps_add(so, e->key, e->hash, &slot, &added) < 0)
+        int32_t a = PS_A(e), b = e->b;
+        if (ps_add(so, e->key, ps_hash(e->key), &slot, &added) < 0)
             return -1;
         if (added) {
-            slot->a = a;
+            PS_SET_A(slot, a);
             slot->b = b;
         }
         else if (b >= 0) {
@@ -254,7 +289,7 @@ ps_add_all(PSet *s, const int64_t *keys, Py_ssize_t n, int second)
         if (second)
             slot->b = (int32_t)i;
         else
-            slot->a = (int32_t)i;
+            PS_SET_A(slot, i);
     }
     return 0;
 }
@@ -276,8 +311,7 @@ ps_discard(PSet *s, int64_t key, Py_hash_t hash)
 {
     PSEntry *e = ps_find(s, key, hash);
     if (e) {
-        e->state = PS_DUMMY;
-        e->hash = -1;
+        e->tag = PS_DUMMY;
         s->used--;
     }
 }
@@ -294,19 +328,19 @@ ps_difference(const PSet *a, const PSet *b, PSet *out)
         if ((b->used >> 3) > out->used)
             return 1;  /* the intersection shortcut: not re-enacted */
         for (size_t i = 0; i <= b->mask; i++)
-            if (b->table[i].state == PS_ACTIVE)
-                ps_discard(out, b->table[i].key, b->table[i].hash);
+            if (PS_IS_ACTIVE(&b->table[i]))
+                ps_discard(out, b->table[i].key, ps_hash(b->table[i].key));
         if ((size_t)(out->fill - out->used) <= out->mask / 4)
             return 0;
         return ps_resize(out, out->used > 50000 ? out->used * 2 : out->used * 4);
     }
     for (size_t i = 0; i <= a->mask; i++) {
         const PSEntry *e = &a->table[i];
-        if (e->state != PS_ACTIVE || ps_find(b, e->key, e->hash))
+        if (!PS_IS_ACTIVE(e) || ps_find(b, e->key, ps_hash(e->key)))
             continue;
         PSEntry *slot;
         int added;
-        if (ps_add(out, e->key, e->hash, &slot, &added) < 0)
+        if (ps_add(out, e->key, ps_hash(e->key), &slot, &added) < 0)
             return -1;
     }
     return 0;
@@ -318,7 +352,7 @@ ps_order(const PSet *s, int64_t *dst)
 {
     Py_ssize_t n = 0;
     for (size_t i = 0; i <= s->mask; i++)
-        if (s->table[i].state == PS_ACTIVE)
+        if (PS_IS_ACTIVE(&s->table[i]))
             dst[n++] = s->table[i].key;
 }
 
