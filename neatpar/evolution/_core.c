@@ -353,7 +353,9 @@ Genes_size(Genes *self, PyObject *unused)
     return Py_BuildValue("(nn)", self->nn, enabled);
 }
 
-/* Pickled form: node and connection records as bytes, names by value (ids are per process). */
+/* Pickled form: a format number, node and connection records as bytes (this machine's layout of
+   Node and Conn), names by value (ids are per process). */
+#define GENES_FORMAT 1
 static PyObject *
 Genes_reduce(Genes *self, PyObject *unused)
 {
@@ -385,7 +387,8 @@ Genes_reduce(Genes *self, PyObject *unused)
         }
     }
     if (genes_from_state_fn)
-        result = Py_BuildValue("(O(Ny#N))", genes_from_state_fn, nodes, self->conns ? (const char *)self->conns : "",
+        result = Py_BuildValue("(O(iNy#N))", genes_from_state_fn, GENES_FORMAT, nodes,
+                               self->conns ? (const char *)self->conns : "",
                                (Py_ssize_t)(sizeof(Conn) * self->nc), PyList_AsTuple(used));
     nodes = NULL;
 done:
@@ -400,8 +403,16 @@ genes_from_state(PyObject *mod, PyObject *args)
 {
     Py_buffer nb, cb;
     PyObject *used;
-    if (!PyArg_ParseTuple(args, "y*y*O!", &nb, &cb, &PyTuple_Type, &used))
+    int format;
+    if (!PyArg_ParseTuple(args, "iy*y*O!", &format, &nb, &cb, &PyTuple_Type, &used))
         return NULL;
+    if (format != GENES_FORMAT) {
+        PyBuffer_Release(&nb);
+        PyBuffer_Release(&cb);
+        PyErr_Format(PyExc_ValueError, "neatpar: genes pickled in format %d; this neatpar reads format %d "
+                     "(restore the checkpoint with the neatpar version that wrote it)", format, GENES_FORMAT);
+        return NULL;
+    }
     Genes *g = NULL;
     if (nb.len % sizeof(Node) || cb.len % sizeof(Conn)) {
         PyErr_SetString(PyExc_ValueError, "neatpar: genes state of the wrong size");
