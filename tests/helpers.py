@@ -4,10 +4,12 @@ Test modules import from here and never from each other."""
 import contextlib
 import csv
 import os
+import queue
 import random
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 from multiprocessing import resource_tracker
@@ -303,16 +305,73 @@ def stats_rows(folder):
         return [(r["generation"], r["best_fitness"], r["mean_fitness"], r["species"]) for r in csv.DictReader(f)]
 
 
-class Run:
-    """`neatpar evolve` in a subprocess whose processes carry a marker in their environment."""
+def wait_until(condition, timeout: float, what: str, interval: float = 0.05):
+    """Poll `condition` until it returns something true and return that; fail naming `what` when
+    `timeout` seconds pass first."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"waited {timeout} s for {what}")
+        time.sleep(interval)
 
-    def __init__(self, config, out, *extra):
+
+def process_maps(pid: int) -> str:
+    """What process `pid` has mapped (/proc/PID/maps); empty when it is gone."""
+    try:
+        with open(f"/proc/{pid}/maps") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def segments_mapped(pids) -> set[str]:
+    """neatpar's shared-memory segments that the processes `pids` have mapped now."""
+    found = set()
+    for pid in pids:
+        for line in process_maps(pid).splitlines():
+            fields = line.split(maxsplit=5)  # address, perms, offset, device, inode, path
+            if len(fields) == 6 and fields[5].startswith("/dev/shm/neatpar-"):
+                found.add(fields[5].split()[0][len("/dev/shm/"):])
+    return found
+
+
+class Run:
+    """`neatpar evolve` in a subprocess whose processes carry a marker in their environment. Its
+    output is read as it comes (`wait_for`), and the shared-memory segments it maps are noted while
+    it runs (`segments`), so that `assert_clean` can check that each of them is gone."""
+
+    def __init__(self, config, out, *extra, command=None):
         self.mark = f"{os.getpid()}-{time.monotonic_ns()}"
         env = {**os.environ, "NEATPAR_TEST_MARK": self.mark}
-        self.proc = subprocess.Popen([sys.executable, "-m", "neatpar.cli", "evolve", "--config", config, "--out",
-                                      str(out), *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True, cwd=ROOT, env=env)
-        self.lines = []
+        args = ["--config", config, "--out", str(out), *extra] if config is not None else [*extra]
+        self.proc = subprocess.Popen([*(command or [sys.executable, "-m", "neatpar.cli"]), "evolve", *args],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
+        self.lines: list[str] = []
+        self.segments: set[str] = set()
+        self._stdout: queue.Queue = queue.Queue()
+        self._stderr: list[str] = []
+        self._threads = [threading.Thread(target=self._read_stdout, daemon=True),
+                         threading.Thread(target=self._read_stderr, daemon=True),
+                         threading.Thread(target=self._note_segments, daemon=True)]
+        for thread in self._threads:
+            thread.start()
+
+    def _read_stdout(self):
+        for line in self.proc.stdout:
+            self._stdout.put(line)
+        self._stdout.put(None)
+
+    def _read_stderr(self):
+        self._stderr.extend(self.proc.stderr)
+
+    def _note_segments(self):
+        """The run's process creates (and maps) every segment of the run: read its maps often."""
+        while self.proc.poll() is None:
+            self.segments |= segments_mapped([self.proc.pid])
+            time.sleep(0.02)
 
     def family(self):
         return [p for p in processes_marked(f"NEATPAR_TEST_MARK={self.mark}") if p != self.proc.pid]
@@ -323,29 +382,51 @@ class Run:
     def workers(self):
         return [p for p in self.family() if "spawn_main" in cmdline(p)]
 
-    def wait_for(self, prefix, timeout=120):
+    def wait_for(self, prefix, timeout=120) -> str:
+        """Read output lines until one starts with `prefix` and return it; fail when the output ends
+        or `timeout` seconds pass first."""
         deadline = time.monotonic() + timeout
-        for line in self.proc.stdout:
+        while True:
+            try:
+                line = self._stdout.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                raise AssertionError(f"no line starting with {prefix!r} within {timeout} s; the output so far: "
+                                     f"{''.join(self.lines)!r}") from None
+            if line is None:
+                self._stdout.put(None)
+                raise AssertionError(f"the output ended (exit status {self.proc.wait()}) before a line starting "
+                                     f"with {prefix!r}: {''.join(self.lines)!r}; stderr: {''.join(self._stderr)!r}")
             self.lines.append(line)
-            if line.startswith(prefix) or time.monotonic() > deadline:
-                return
+            if line.startswith(prefix):
+                return line
 
     def finish(self, timeout=300):
+        """Wait for the run to end (killed if it takes longer than `timeout`); (exit status, stderr)."""
         try:
-            out, err = self.proc.communicate(timeout=timeout)
+            self.proc.wait(timeout=timeout)
         finally:
             if self.proc.poll() is None:
                 self.proc.kill()
                 self.proc.wait()
-        self.lines.extend(out.splitlines(True))
-        return self.proc.returncode, err
+        for thread in self._threads:
+            thread.join(timeout=10)
+        while True:
+            line = self._stdout.get()
+            if line is None:
+                break
+            self.lines.append(line)
+        return self.proc.returncode, "".join(self._stderr)
 
-    def assert_clean(self, segments_before):
-        deadline = time.monotonic() + 5
-        while self.family() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert self.family() == [], f"left running: {[cmdline(p) for p in self.family()]}"
-        assert shm_segments() == segments_before
+    def assert_clean(self, segments_expected: bool = False):
+        """No process of the run is left, and every shared-memory segment it was seen to map is gone
+        (with `segments_expected`, it must have mapped some: the check is not empty)."""
+        try:
+            wait_until(lambda: not self.family(), 5, "the run's processes to end")
+        except AssertionError:
+            raise AssertionError(f"left running: {[cmdline(p) for p in self.family()]}") from None
+        assert not segments_expected or self.segments, "the run mapped no shared-memory segment"
+        left = self.segments & shm_segments()
+        assert not left, f"shared-memory segments left: {sorted(left)}"
 
 
 def evaluator_and_population(tmp_path, name="ball.cfg", **over):
@@ -360,17 +441,17 @@ def evaluator_and_population(tmp_path, name="ball.cfg", **over):
     return UnityEvaluator.from_settings(run), config, list(population.population.items())
 
 
-def probe_hosts(tmp_path, agents, pop, envs=2, episode=5, backend="local"):
+def probe_hosts(tmp_path, agents, pop, envs=2, episode=5, backend="local", num_outputs=1, **over):
     """An evaluator on env hosts of the probe build (episodes of exactly `episode` decisions), its
-    neat config and a first generation of `pop` genomes."""
+    neat config and a first generation of `pop` genomes; `over` changes [neatpar] keys."""
     import neat
     from neatpar import settings as run_config
     from neatpar.run.evaluator import UnityEvaluator
     section = {"env": os.path.join(BUILDS, "probe"), "env_args": f"--agents {agents} --episode-decisions {episode}",
                "behaviors": "Probe?team=0: population", "max_steps": 50, "seed": 4, "envs": envs,
-               "backend": backend, "worker_id": free_worker_id(), "timeout": 5}
+               "backend": backend, "worker_id": free_worker_id(), "timeout": 5, **over}
     path = write_config(tmp_path, f"probe{envs}{backend}.cfg", neatpar=section, pop_size=pop, num_inputs=4,
-                        num_outputs=1, activation_options="tanh", activation_default="tanh")
+                        num_outputs=num_outputs, activation_options="tanh", activation_default="tanh")
     config, settings = run_config.load(path)
     return UnityEvaluator.from_settings(settings), config, list(neat.Population(config, seed=5).population.items())
 
