@@ -125,7 +125,14 @@ def test_fixed_opponent_from_a_genome_file(tmp_path):
     genomes = first_generation(config)
     with UnityEvaluator.from_settings(run) as evaluator:
         evaluator.evaluate(genomes, config)
-    assert all(g.fitness is not None for _, g in genomes)
+    # The same opponent as the champion role's before there is a champion (the first genome):
+    # the same game, the same fitnesses.
+    champion_config, champion_run = teams_config(tmp_path, "Blue?team=0: population, Purple?team=1: champion")
+    against_first = first_generation(champion_config)
+    with UnityEvaluator.from_settings(champion_run) as evaluator:
+        evaluator.evaluate(against_first, champion_config)
+    assert [g.fitness for _, g in genomes] == [g.fitness for _, g in against_first]
+    assert None not in [g.fitness for _, g in genomes]
 
 
 def test_recurrent_networks_run(tmp_path):
@@ -292,7 +299,7 @@ def test_a_behavior_the_config_does_not_name_gets_neutral_actions_and_one_warnin
         genomes, _ = run_generation(config, settings)
     warnings = [r.getMessage() for r in caplog.records if "Rival?team=1" in r.getMessage()]
     assert warnings == ["behavior 'Rival?team=1' is in the environment but not in [neatpar] behaviors: its agents "
-                        "get neutral actions (zeros)"]
+                        "get neutral actions (zeros; for a discrete branch, the first action their mask allows)"]
     assert all(g.fitness == expected_return(g, config, 3, 20) for _, g in genomes)
 
 

@@ -15,7 +15,7 @@ from mlagents_envs.side_channel.engine_configuration_channel import EngineConfig
 from mlagents_envs.side_channel.environment_parameters_channel import EnvironmentParametersChannel
 from mlagents_envs.side_channel.raw_bytes_channel import RawBytesChannel
 from mlagents_envs.side_channel.stats_side_channel import StatsSideChannel
-from helpers import BUILDS, ROOT, free_worker_id, pid_alive, simulator, wait_gone
+from helpers import BUILDS, ROOT, free_worker_id, pid_alive, simulator, wait_gone, wait_until
 
 
 def step_with(env, name, action_fn):
@@ -147,9 +147,7 @@ def test_simulator_exits_by_itself_when_python_is_killed(tmp_path):
     )
     python = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT)
     try:
-        deadline = time.monotonic() + 60
-        while not (pid_file.exists() and pid_file.read_text()) and time.monotonic() < deadline:
-            time.sleep(0.1)
+        wait_until(lambda: pid_file.exists() and pid_file.read_text(), 60, "the script to write the simulator's PID")
         sim_pid = int(pid_file.read_text())
         assert pid_alive(sim_pid)
         python.send_signal(signal.SIGKILL)
@@ -206,6 +204,52 @@ def test_unknown_unity_flags_are_ignored(tmp_path):
     with simulator("ball", args=["-screen-width", "80", "-force-vulkan"], log_folder=str(tmp_path)) as env:
         env.reset()
     assert "ignored arguments: -screen-width 80 -force-vulkan" in open(next(tmp_path.glob("Player-*.log"))).read()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--agnts", "32"], "--agnts is not an option of the ball build (did you mean --agents?); its options are "
+                        "--agents, --max-steps, --visual, --decision-period"),
+    (["--agents", "4", "32"], "'32' is a stray argument: no option of the ball build takes it; its options are "
+                              "--agents"),
+    (["--areas", "2"], "task 'ball' has no option areas")])
+def test_an_argument_the_build_does_not_take_ends_it_with_a_usage_error(tmp_path, args, message):
+    with pytest.raises(UnityEnvironmentException, match="return code 2"):
+        with simulator("ball", args=args, log_folder=str(tmp_path), timeout_wait=10):
+            pass
+    assert f"error: {message}" in open(next(tmp_path.glob("Player-*.log"))).read()
+
+
+def masked_probe(strict: bool, log_folder):
+    """The probe with one branch of 3 actions, action 0 masked for every agent."""
+    return simulator("probe", args=["--discrete", "3", "--mask-first", "1", "--strict-masks", str(int(strict))],
+                     log_folder=str(log_folder), timeout_wait=10)
+
+
+def test_a_masked_action_ends_a_strict_build_naming_it(tmp_path):
+    with pytest.raises(UnityEnvironmentException, match="return code 3"):
+        with masked_probe(True, tmp_path) as env:
+            env.reset()
+            for _ in range(3):
+                env.set_actions(PROBE, ActionTuple(discrete=np.array([[1], [2], [0], [1]], np.int32)))
+                env.step()
+    log = open(next(tmp_path.glob("Player-*.log"))).read()
+    assert "error: agent 2 of Probe?team=0 was sent action 0 on branch 0, which the mask sent with its decision " \
+           "request forbids (1 masked actions in this exchange)" in log
+
+
+def test_allowed_actions_pass_a_strict_build_and_a_lenient_one_logs_a_masked_action_once(tmp_path):
+    with masked_probe(True, tmp_path / "strict") as env:
+        env.reset()
+        for _ in range(5):
+            env.set_actions(PROBE, ActionTuple(discrete=np.array([[1], [2], [1], [2]], np.int32)))
+            env.step()
+    with masked_probe(False, tmp_path / "lenient") as env:
+        env.reset()
+        for _ in range(5):
+            env.step()  # mlagents-envs' empty action: 0, masked
+    log = open(next((tmp_path / "lenient").glob("Player-*.log"))).read()
+    assert log.count("was sent action 0 on branch 0, which the mask sent with its decision request forbids") == 1
+    assert "forbids" not in open(next((tmp_path / "strict").glob("Player-*.log"))).read()
 
 
 def test_launcher_works_from_any_working_directory(tmp_path):

@@ -22,9 +22,10 @@ The generation ends when every genome has `episodes_per_genome` episodes.
 Behaviors appear when the game first reports them (with their first agent's first decision,
 whenever that is). A configured behavior that has not reported within BEHAVIOR_WAIT_STEPS
 environment steps after a (re)start is an error naming the present ones; a behavior the config
-does not name is warned about once and gets the environment's neutral actions. A generation that
-makes no progress (no decision of a scored agent, no finished episode) for STALL_STEPS
-environment steps stops with an error instead of hanging.
+does not name is warned about once and gets the environment's neutral actions (which respect the
+agents' action masks, as every action sent does). A generation that makes no progress (no decision
+of a scored agent, no finished episode) for STALL_STEPS environment steps stops with an error
+instead of hanging.
 
 `UnityEvaluator` (evaluator.py) wraps this as a neat-python fitness callback.
 """
@@ -414,7 +415,8 @@ class Generation:
         if runner._unlisted and len(runner._checked) == len(runner.roles):
             for behavior in sorted(runner._unlisted):
                 runner.warn_once(f"unlisted {behavior}", "behavior %r is in the environment but not in [neatpar] "
-                                 "behaviors: its agents get neutral actions (zeros)", behavior)
+                                 "behaviors: its agents get neutral actions (zeros; for a discrete branch, the first "
+                                 "action their mask allows)", behavior)
             runner._unlisted.clear()
 
     def _check_behaviors_arrived(self) -> None:
