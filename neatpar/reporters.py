@@ -1,6 +1,7 @@
 """neat-python reporters of `neatpar evolve`: one line per generation on the terminal (a progress
-bar while it runs), stats.csv rows and TensorBoard events, periodic checkpoints, and the snapshot
-that lets Ctrl+C or SIGTERM checkpoint the generation that was running."""
+bar while it runs), stats.csv rows and TensorBoard events, checkpoints (every K generations and
+of the run's last generation), and the snapshot that lets Ctrl+C, SIGTERM, extinction or a reached
+fitness_threshold checkpoint the generation that was running."""
 from __future__ import annotations
 
 import math
@@ -13,17 +14,22 @@ import neat
 from .progress import GenerationBar
 from .run.stats import GenerationStats
 from .run_folder import BEHAVIOR_SEPARATOR, GAME_PREFIX, SPECIES_SIZES, RunFolder, checkpoint_state
+from .run_settings import RunSettings
 from .tensorboard import EventLog
 
 
 class RunRecorder(neat.reporting.BaseReporter):
-    """Progress lines, stats rows, TensorBoard events, periodic checkpoints and the state a Ctrl+C
-    checkpoint needs. `events` and `bar` are optional (no TensorBoard files, no progress bar)."""
+    """Progress lines, stats rows, TensorBoard events, checkpoints and the state a Ctrl+C
+    checkpoint needs. Checkpoints are written every `interval` generations and when the run's
+    last generation (`final`) has been made; every checkpoint carries the run's settings (`run`).
+    `events` and `bar` are optional (no TensorBoard files, no progress bar)."""
 
-    def __init__(self, population, evaluator, folder: RunFolder, interval: int,
+    def __init__(self, population, evaluator, folder: RunFolder, interval: int, final: int, run: RunSettings,
                  quiet: bool, rows: list, events: EventLog | None = None, bar: GenerationBar | None = None):
         self.population, self.evaluator, self.folder = population, evaluator, folder
-        self.interval, self.quiet, self.rows = interval, quiet, rows
+        self.interval, self.final, self.run = interval, final, run
+        self.quiet, self.rows = quiet, rows
+        self.solved: int | None = None  # the generation whose fitness reached fitness_threshold
         self.events, self.bar = events, bar
         self.population_behaviors = [r.behavior for r in evaluator.settings.behaviors if r.role == "population"]
         self.generation = population.generation
@@ -71,19 +77,25 @@ class RunRecorder(neat.reporting.BaseReporter):
                   f"species {row['species']:3d} | {row['scored_steps_per_s']:8.0f} scored agent-steps/s | "
                   f"{row['seconds']:6.1f} s", flush=True)
 
+    def found_solution(self, config, generation, best):
+        # neat-python also calls this at the end of a run with no_fitness_termination.
+        if not config.no_fitness_termination:
+            self.solved = generation
+
     def end_generation(self, config, population, species_set):
         next_generation = self.generation + 1
-        if next_generation % self.interval == 0:
+        if next_generation % self.interval == 0 or next_generation == self.final:
             self.folder.save_checkpoint(next_generation, self.population.config, population, species_set,
                                         random.getstate(), self._extras(next_generation))
 
     def _extras(self, generation: int) -> dict:
         return {"champion": self.evaluator.champion, "evaluator_generation": self.evaluator.generation,
                 "rows": [r for r in self.rows if r["generation"] < generation],
-                "best_genome": self.population.best_genome}
+                "best_genome": self.population.best_genome, "run_settings": self.run.to_dict()}
 
-    def save_interrupted(self) -> str:
-        """Checkpoint of the generation that was running: it will be evaluated again on resume."""
+    def save_snapshot(self) -> str:
+        """Checkpoint of the generation that was running (interrupted, extinct, or the one that
+        reached fitness_threshold): it will be evaluated again on resume."""
         return self.folder.save_checkpoint_bytes(self.generation, self.snapshot)
 
 

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import ast
 import configparser
+import contextlib
 import dataclasses
 import difflib
 import enum
 import os
 import shlex
+import tempfile
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
@@ -120,6 +122,7 @@ def choice(options: tuple[str, ...]) -> Reader:
         if text not in options:
             raise where.fail(name, value, f"is not one of {', '.join(options)}")
         return text
+    read.options = options  # shown by the CLI's help
     return read
 
 
@@ -282,9 +285,11 @@ def address(name: str, value: Any, where: Where) -> str | None:
     return value.strip()
 
 
-def setting(default: Any, reader: Reader, help: str, flag: bool = False) -> Any:
-    """A settings field: its default, how to read it, and its help (also the CLI flag's, if any)."""
-    metadata = {"reader": reader, "help": help, "flag": flag}
+def setting(default: Any, reader: Reader, help: str, flag: bool = False, shown_default: Any = None) -> Any:
+    """A settings field: its default, how to read it, and its help (also the CLI flag's, if any);
+    `shown_default` is what help texts name when the default (None) means a value chosen later."""
+    metadata = {"reader": reader, "help": help, "flag": flag,
+                "shown_default": default if shown_default is None else shown_default}
     if default is dataclasses.MISSING:
         return field(metadata=metadata)
     return field(default=default, metadata=metadata)
@@ -307,9 +312,9 @@ class Settings:
     env_args: tuple[str, ...] = setting((), arguments, "extra command-line arguments for the build")
     env_kwargs: tuple[tuple[str, Any], ...] = setting((), keyword_arguments, "keyword arguments for "
                                                       "gymnasium.make, 'name = value' pairs of Python literals")
-    agents: int | None = setting(None, optional(integer(1, 65536)), f"copies of a Gymnasium environment played at "
-                                                                    f"once per process (default {DEFAULT_COPIES})",
-                                 flag=True)
+    agents: int | None = setting(None, optional(integer(1, 65536)), "copies of a Gymnasium environment played at "
+                                                                    "once per process", flag=True,
+                                 shown_default=DEFAULT_COPIES)
     max_steps: int = setting(1000, integer(1), "decisions of a population agent after which the runner "
                                                "ends the genome's episode")
     episodes_per_genome: int = setting(1, integer(1), "episodes each genome plays per generation")
@@ -453,23 +458,42 @@ def neat_step_classes(neat_step: str) -> tuple[type, type, type]:
     return neat.DefaultGenome, neat.DefaultReproduction, neat.DefaultSpeciesSet
 
 
-def load(path: str) -> tuple[neat.Config, Settings]:
-    """A neat-python config file with a [neatpar] section, checked; errors name the fix."""
-    if not os.path.isfile(path):
+def load(path: str, text: str | None = None) -> tuple[neat.Config, Settings]:
+    """A neat-python config file with a [neatpar] section, checked; errors name the fix. With
+    `text`, that is the file's content (a resumed run's stored config): `path` then only names it
+    and anchors its relative paths."""
+    if text is None and not os.path.isfile(path):
         raise ConfigError(f"config file {path!r} not found: pass the path of a neat-python config "
                           f"with a [neatpar] section (see configs/)")
     parser = configparser.ConfigParser()
     try:
-        parser.read(path)
+        if text is None:
+            parser.read(path)
+        else:
+            parser.read_string(text, source=path)
     except configparser.Error as exc:
         raise ConfigError(f"config file {path} cannot be parsed: {' '.join(str(exc).split())}") from None
     if not parser.has_section("neatpar"):
-        raise ConfigError(f"config file {path} has no [neatpar] section: add one with at least 'env' "
-                          f"and 'behaviors' (see configs/ball.cfg)")
+        raise ConfigError(f"config file {path} has no [neatpar] section: add one with at least env (a build path, "
+                          f"with behaviors; or gymnasium:ID; see configs/ball.cfg and configs/cartpole.cfg)")
     settings = Settings.create(dict(parser.items("neatpar")), Source.FILE, os.path.dirname(os.path.abspath(path)))
-    try:
-        config = neat.Config(*neat_step_classes(settings.neat_step), neat.DefaultStagnation, path)
-    except Exception as exc:  # neat-python's own messages, made one line
-        raise ConfigError(f"neat-python rejects {path}: {' '.join(str(exc).split())}") from None
+    with _as_file(path, text) as readable:
+        try:
+            config = neat.Config(*neat_step_classes(settings.neat_step), neat.DefaultStagnation, readable)
+        except Exception as exc:  # neat-python's own messages, made one line
+            raise ConfigError(f"neat-python rejects {path}: {' '.join(str(exc).split())}") from None
     settings.check_neat_config(config, path)
     return config, settings
+
+
+@contextlib.contextmanager
+def _as_file(path: str, text: str | None):
+    """A file neat-python can read: `path` itself, or a private copy of `text`."""
+    if text is None:
+        yield path
+        return
+    with tempfile.TemporaryDirectory(prefix="neatpar-config-") as folder:
+        copy = os.path.join(folder, os.path.basename(path))
+        with open(copy, "w") as f:
+            f.write(text)
+        yield copy
