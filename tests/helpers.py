@@ -76,6 +76,10 @@ DEFAULTS = dict(
     aggregation_mutate_rate=0.0, conn_add_prob=0.5, conn_delete_prob=0.2, node_add_prob=0.3,
     node_delete_prob=0.1, bias_mutate_rate=0.7, response_mutate_rate=0.0, response_init_stdev=0.0,
     enabled_mutate_rate=0.05, weight_init_stdev=1.0, max_stagnation=20, species_elitism=2,
+    # neat-python's own defaults for the node genes' time_constant (fixed at 1.0), which CTRNNs read
+    time_constant_init_mean=1.0, time_constant_init_stdev=0.0, time_constant_mutate_rate=0.0,
+    time_constant_mutate_power=0.0, time_constant_replace_rate=0.0, time_constant_min_value=0.01,
+    time_constant_max_value=10.0,
 )
 
 TEMPLATE = """
@@ -130,6 +134,14 @@ weight_min_value = -30
 weight_mutate_rate = 0.8
 weight_replace_rate = 0.1
 weight_mutate_power = 0.5
+time_constant_init_mean = {time_constant_init_mean}
+time_constant_init_stdev = {time_constant_init_stdev}
+time_constant_init_type = gaussian
+time_constant_replace_rate = {time_constant_replace_rate}
+time_constant_mutate_rate = {time_constant_mutate_rate}
+time_constant_mutate_power = {time_constant_mutate_power}
+time_constant_max_value = {time_constant_max_value}
+time_constant_min_value = {time_constant_min_value}
 enabled_default = true
 enabled_mutate_rate = {enabled_mutate_rate}
 enabled_rate_to_true_add = 0.0
@@ -171,13 +183,14 @@ def make_config(directory, name="neat.cfg", **options):
 
 
 def hand_genome(config, nodes: dict, links: list, key: int = 1):
-    """A genome written by hand: nodes {key: (activation, aggregation, bias, response)}, links
-    [(source, target, weight, enabled)] in connection order."""
+    """A genome written by hand: nodes {key: (activation, aggregation, bias, response[, time
+    constant])}, links [(source, target, weight, enabled)] in connection order."""
     from neat.genes import DefaultConnectionGene, DefaultNodeGene
     genome = config.genome_type(key)
-    for n, (act, agg, bias, response) in nodes.items():
+    for n, (act, agg, bias, response, *tau) in nodes.items():
         gene = DefaultNodeGene(n)
-        gene.activation, gene.aggregation, gene.bias, gene.response, gene.time_constant = act, agg, bias, response, 1.0
+        gene.activation, gene.aggregation, gene.bias, gene.response = act, agg, bias, response
+        gene.time_constant = tau[0] if tau else 1.0
         genome.nodes[n] = gene
     for innovation, (i, o, weight, enabled) in enumerate(links):
         gene = DefaultConnectionGene((i, o), innovation=innovation + 1)
