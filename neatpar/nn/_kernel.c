@@ -215,7 +215,8 @@ static PyObject *run(PyObject *self, PyObject *args)
  * operation: while time < final: dt = min(time_step, final - time); the two value buffers swap
  * roles (ivalues = values[active], ovalues = values[1 - active], active = 1 - active); inputs go
  * into both; each node's z = act(bias + response * agg(ivalues[src] * w)) moves its *ovalues*
- * entry: ov += dt / tau * (-ov + z); time += dt. Outputs are read from values[1 - active].
+ * entry: ov += dt / tau * (-ov + z); time += dt. Outputs are read from values[1 - active], the
+ * buffer the last step read (CTRNN.advance's own choice: the outputs lag one step behind).
  * State row r (`width` = 2 * stride + 2 doubles): values[0], values[1], active (0.0 or 1.0),
  * time_seconds; all zeros is a fresh network (CTRNN.reset()). Returns the first row whose time
  * can no longer advance (time + dt == time, where neat-python would loop forever), or -1. */

@@ -200,10 +200,11 @@ class CTRNNPopulation(_StatefulPopulation):
     and elapsed time), bit for bit; a state row cleared (`reset`, or a new genome) is
     `CTRNN.reset()`.
 
-    A state row holds what a CTRNN keeps: its two value buffers (neat-python integrates into the
-    buffer it does not read, then swaps them), which one is active, and `time_seconds` (the Euler
-    loop runs `while time_seconds < time_seconds_at_start + advance_time`, `dt = min(time_step,
-    remaining)`, so the number of steps of one call depends on the rounding of the time so far).
+    A state row holds what a CTRNN keeps: its two value buffers (each Euler step reads one and
+    integrates into the other, then they swap; the outputs come from the one the last step read),
+    which one is active, and `time_seconds` (the loop runs `while time_seconds < time_seconds at
+    the start + advance_time` with `dt = min(time_step, remaining)`, so the number of steps of one
+    call depends on the rounding of the time so far).
     """
 
     def __init__(self, tables: Tables, advance_time: float, time_step: float):
