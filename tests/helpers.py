@@ -306,6 +306,26 @@ def ball_cfg(folder, name="ball.cfg", generations=3, interval=1, **over):
                                                           "activation_default": "tanh", **neat_options})
 
 
+HOVER = os.path.join(BUILDS, "hover")
+CTRNN_GENES = dict(time_constant_init_mean=0.2, time_constant_init_stdev=0.1, time_constant_mutate_rate=0.3,
+                   time_constant_mutate_power=0.1, time_constant_replace_rate=0.05, time_constant_min_value=0.02,
+                   time_constant_max_value=5.0)
+
+
+def hover_cfg(folder, name="hover.cfg", generations=3, interval=1, **over):
+    """configs/hover.cfg in small: CTRNNs on the hover build, decisions every 5 academy steps."""
+    section = {"env": HOVER, "env_args": "--agents 6 --max-steps 150 --decision-period 5",
+               "behaviors": "Hover?team=0: population", "network": "ctrnn", "ctrnn_decision_time": 0.1,
+               "ctrnn_time_step": 0.02, "max_steps": 30, "generations": generations, "seed": 4,
+               "checkpoint_interval": interval, "worker_id": free_worker_id()}
+    neat_options = {k: over.pop(k) for k in list(over) if k in DEFAULTS}  # the rest is [neatpar]
+    section.update(over)
+    return write_config(folder, name, neatpar=section, **{"pop_size": 10, "num_inputs": 2, "num_outputs": 1,
+                                                          "feed_forward": "false", "num_hidden": 1,
+                                                          "activation_options": "tanh", "activation_default": "tanh",
+                                                          **CTRNN_GENES, **neat_options})
+
+
 def neatpar_cli(*args, timeout=300):
     return subprocess.run([sys.executable, "-m", "neatpar.cli", *args], capture_output=True, text=True,
                           cwd=ROOT, timeout=timeout)
@@ -588,13 +608,20 @@ def read_like_ml_agents(model, sensors: list, continuous: int, branches: tuple, 
 def record_ball_episodes(genome, config, agents: int, max_steps: int, seed: int = 5) -> tuple:
     """A recurrent genome drives `agents` agents of the ball simulator through neatpar's kernel
     until each has finished one episode: (layout, {agent: [(observation, continuous action)]})."""
+    from neatpar.nn import RecurrentPopulation
+    return record_episodes(RecurrentPopulation.create([genome], config), "ball",
+                           ["--agents", str(agents), "--max-steps", str(max_steps)], agents, seed)
+
+
+def record_episodes(population, build: str, args: list, agents: int, seed: int = 5) -> tuple:
+    """A one-genome population kernel with state (recurrent or CTRNN) drives the `agents` agents
+    of a simulator build until each has finished one episode: (layout, {agent: [(observation,
+    continuous action)]}), one entry per decision."""
     import numpy as np
     from neatpar.envs.unity.adapter import layout_of, outputs_to_actions
-    from neatpar.nn import RecurrentPopulation
-    population = RecurrentPopulation.create([genome], config)
     recorded: dict[int, list] = {}
     finished: set[int] = set()
-    with simulator("ball", args=["--agents", str(agents), "--max-steps", str(max_steps)], seed=seed) as env:
+    with simulator(build, args=args, seed=seed) as env:
         env.reset()
         behavior = next(iter(env.behavior_specs))
         layout = layout_of(behavior, env.behavior_specs[behavior])
