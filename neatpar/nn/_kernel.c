@@ -164,6 +164,32 @@ static void release(Buffers *b)
         if (all[i]->obj != NULL) PyBuffer_Release(all[i]);
 }
 
+/* A population's tables, as their buffers hold them. */
+typedef struct {
+    const int64_t *genome_start, *link_start;
+    const int32_t *node_slot, *link_src;
+    const int8_t *node_act, *node_agg;
+    const double *node_bias, *node_resp, *link_w;
+} Net;
+
+static Net net_of(const Buffers *b)
+{
+    Net t = {b->genome_start.buf, b->link_start.buf, b->node_slot.buf, b->link_src.buf, b->node_act.buf,
+             b->node_agg.buf, b->node_bias.buf, b->node_resp.buf, b->link_w.buf};
+    return t;
+}
+
+/* Node n's value from the values `in`: act(bias + response * agg([in[src] * w, ...])), the
+ * weighted inputs in link order (x: scratch of max_fan_in doubles). */
+static inline double node_value(const Net *t, int64_t n, const double *in, double *x)
+{
+    Py_ssize_t k = 0;
+    for (int64_t l = t->link_start[n]; l < t->link_start[n + 1]; l++, k++)
+        x[k] = in[t->link_src[l]] * t->link_w[l];
+    const double s = aggregate(t->node_agg[n], x, k);
+    return activate(t->node_act[n], t->node_bias[n] + t->node_resp[n] * s);
+}
+
 /* run(tables..., genome_index, read, write, stride, max_fan_in)
  * Feed-forward: read and write are the same buffer (nodes in topological order).
  * Recurrent: every node reads the previous step's values (`read`) and writes `write`. */
@@ -177,11 +203,8 @@ static PyObject *run(PyObject *self, PyObject *args)
                           &b.link_src, &b.link_w, &b.genome_index, &b.read, &b.write, &stride,
                           &max_fan_in))
         return NULL;
-    const int64_t *genome_start = b.genome_start.buf, *link_start = b.link_start.buf;
+    const Net t = net_of(&b);
     const int64_t *genome_index = b.genome_index.buf;
-    const int32_t *node_slot = b.node_slot.buf, *link_src = b.link_src.buf;
-    const int8_t *node_act = b.node_act.buf, *node_agg = b.node_agg.buf;
-    const double *node_bias = b.node_bias.buf, *node_resp = b.node_resp.buf, *link_w = b.link_w.buf;
     const double *read = b.read.buf;
     double *write = b.write.buf;
     Py_ssize_t rows = b.genome_index.len / (Py_ssize_t)sizeof(int64_t);
@@ -193,13 +216,8 @@ static PyObject *run(PyObject *self, PyObject *args)
         const int64_t g = genome_index[r];
         const double *in = read + r * stride;
         double *out = write + r * stride;
-        for (int64_t n = genome_start[g]; n < genome_start[g + 1]; n++) {
-            Py_ssize_t k = 0;
-            for (int64_t l = link_start[n]; l < link_start[n + 1]; l++, k++)
-                x[k] = in[link_src[l]] * link_w[l];
-            double s = aggregate(node_agg[n], x, k);
-            out[node_slot[n]] = activate(node_act[n], node_bias[n] + node_resp[n] * s);
-        }
+        for (int64_t n = t.genome_start[g]; n < t.genome_start[g + 1]; n++)
+            out[t.node_slot[n]] = node_value(&t, n, in, x);
     }
     Py_END_ALLOW_THREADS
 
@@ -232,11 +250,8 @@ static PyObject *ctrnn_run(PyObject *self, PyObject *args)
                           &b.link_w, &b_tau, &b.genome_index, &b_inputs, &b_state, &b_outputs, &num_inputs,
                           &num_outputs, &stride, &max_fan_in, &advance_time, &time_step))
         return NULL;
-    const int64_t *genome_start = b.genome_start.buf, *link_start = b.link_start.buf;
+    const Net t = net_of(&b);
     const int64_t *genome_index = b.genome_index.buf;
-    const int32_t *node_slot = b.node_slot.buf, *link_src = b.link_src.buf;
-    const int8_t *node_act = b.node_act.buf, *node_agg = b.node_agg.buf;
-    const double *node_bias = b.node_bias.buf, *node_resp = b.node_resp.buf, *link_w = b.link_w.buf;
     const double *node_tau = b_tau.buf, *inputs = b_inputs.buf;
     double *state = b_state.buf, *outputs = b_outputs.buf;
     const Py_ssize_t rows = b.genome_index.len / (Py_ssize_t)sizeof(int64_t), width = 2 * stride + 2;
@@ -260,13 +275,9 @@ static PyObject *ctrnn_run(PyObject *self, PyObject *args)
             double *iv = values[active], *ov = values[1 - active];
             active = 1 - active;
             for (Py_ssize_t i = 0; i < num_inputs; i++) { iv[i] = in[i]; ov[i] = in[i]; }
-            for (int64_t n = genome_start[g]; n < genome_start[g + 1]; n++) {
-                Py_ssize_t k = 0;
-                for (int64_t l = link_start[n]; l < link_start[n + 1]; l++, k++)
-                    x[k] = iv[link_src[l]] * link_w[l];
-                const double s = aggregate(node_agg[n], x, k);
-                const double z = activate(node_act[n], node_bias[n] + node_resp[n] * s);
-                double *o = ov + node_slot[n];
+            for (int64_t n = t.genome_start[g]; n < t.genome_start[g + 1]; n++) {
+                const double z = node_value(&t, n, iv, x);
+                double *o = ov + t.node_slot[n];
                 *o = *o + dt / node_tau[n] * (-*o + z);
             }
             const double next = time + dt;
