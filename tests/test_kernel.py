@@ -596,13 +596,15 @@ def test_every_aggregation_in_a_ctrnn_is_bit_identical(ctrnn_single_config):
     for call in range(3):
         for g, (name, k) in enumerate(cases):
             block = slice(g * rows, (g + 1) * rows)
-            assert_bits_equal(got[call][block], expected[call][block], lists[block, :k], f"{name} of {k}, call {call + 1}")
+            assert_bits_equal(got[call][block], expected[call][block], lists[block, :k],
+                              f"{name} of {k}, call {call + 1}")
 
 
 def test_ctrnn_custom_functions_take_the_python_path(tmp_path):
     from neatpar.nn import CTRNNPopulation
     config = make_config(tmp_path, activation_options="sigmoid twice", aggregation_options="sum first",
-                         activation_mutate_rate=0.5, aggregation_mutate_rate=0.5, feed_forward="false", **TIME_CONSTANTS)
+                         activation_mutate_rate=0.5, aggregation_mutate_rate=0.5, feed_forward="false",
+                         **TIME_CONSTANTS)
     config.genome_config.add_activation("twice", twice)
     config.genome_config.add_aggregation("first", first)
     genomes = evolved_genomes(config, 4, 10)

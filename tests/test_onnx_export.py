@@ -650,8 +650,9 @@ def test_ctrnn_float32_precision_on_genomes_evolved_by_neat_python(tmp_path):
     (measured worst 2.2e-6 to 1.1e-5 over seeds 5 to 8), ill-conditioned values under 5% (measured
     0.03% to 1.4%; 8 perturbed runs find them)."""
     layout = Layout((2, 3), continuous=3, branches=(2,))
-    config = make_config(tmp_path, num_inputs=5, num_outputs=5, feed_forward="false", activation_options=ALL_ACTIVATIONS,
-                         aggregation_options=ALL_AGGREGATIONS, activation_mutate_rate=0.4, aggregation_mutate_rate=0.4,
+    config = make_config(tmp_path, num_inputs=5, num_outputs=5, feed_forward="false",
+                         activation_options=ALL_ACTIVATIONS, aggregation_options=ALL_AGGREGATIONS,
+                         activation_mutate_rate=0.4, aggregation_mutate_rate=0.4,
                          response_mutate_rate=0.3, response_init_stdev=0.3, time_constant_init_mean=0.5,
                          time_constant_init_stdev=0.3, time_constant_mutate_rate=0.5, time_constant_mutate_power=0.2,
                          time_constant_min_value=0.05, time_constant_max_value=5.0)

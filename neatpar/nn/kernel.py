@@ -8,9 +8,8 @@ in Python, calling that function (correct, much slower).
 """
 from __future__ import annotations
 
-from typing import Any, Iterable
-
 import math
+from typing import Any, Iterable
 
 import neat.activations
 import neat.aggregations

@@ -46,10 +46,11 @@ Identity, Slice, Concat, Flatten, Unsqueeze (plumbing, as in ML-Agents' exports)
 Div, Sum, Max, Min (elementwise arithmetic with broadcasting); Abs, Relu, LeakyRelu, Elu, Selu,
 Sigmoid, Tanh, Sin, Exp, Log, Reciprocal, Clip (activations); Greater, Where, Cast (maxabs, inv's
 0.0, masks, a column of zeros, a CTRNN's optional steps); ReduceMax, ArgMax (discrete branches, as
-ML-Agents' deterministic actions); Gather (a CTRNN's step count per decision). Avoided: Softplus (not in Barracuda; softplus is Log(1 + Exp)), TopK (not on Sentis'
-GPUPixel backend; median is an odd-even transposition sort of Min/Max pairs), Equal on floats (not
-in opset 9), Shape / ConstantOfShape (Barracuda only takes constant shapes; a zero column is
-Cast(x > x)).
+ML-Agents' deterministic actions); Gather (a CTRNN's step count per decision). Avoided: Softplus
+(not in Barracuda; softplus is Log(1 + Exp)), TopK (not on Sentis' GPUPixel backend; median is an
+odd-even transposition sort of Min/Max pairs), Equal on floats (not in opset 9), Shape /
+ConstantOfShape (Barracuda only takes constant shapes; a zero column is Cast(x > x)), Loop (not in
+Barracuda: a CTRNN's Euler steps are unrolled).
 
 Precision: the model computes in float32, as Unity does; neat-python computes in float64. Measured
 with the definitions of tests/test_onnx_export.py on 1,200 genomes mutated by neat-python's own
@@ -107,7 +108,10 @@ def export_policy(genome, neat_config: Any, layout: Layout, recurrent: bool = Fa
     tables = Tables([genome], neat_config, recurrent or ctrnn is not None, time_constants=ctrnn is not None)
     _refuse_custom_functions(tables, gc)
     graph = _Graph()
-    network = _Network(graph, tables, layout) if ctrnn is None else _CTRNN(graph, tables, layout, euler_schedule(*ctrnn))
+    if ctrnn is None:
+        network = _Network(graph, tables, layout)
+    else:
+        network = _CTRNN(graph, tables, layout, euler_schedule(*ctrnn))
     _policy_outputs(graph, layout, network.evaluate(), network.memory_size)
     inputs = sorted(graph.inputs, key=lambda v: INPUT_ORDER.index(v.name.rstrip("0123456789")))
     outputs = sorted(graph.outputs, key=lambda v: OUTPUT_ORDER.index(v.name))
@@ -410,10 +414,10 @@ NEGLIGIBLE_STEP = 1e-6        # a step of at most this many time steps is taken 
 class Schedule(NamedTuple):
     """The Euler steps of one decision as neat-python's CTRNN.advance takes them from a reset.
 
-    `dt[j]` is step j's length (0.0 for a step of at most NEGLIGIBLE_STEP time steps: the 1e-17 to 1e-12 s
-    remainders of the float64 clock, which only swap the two value buffers); decision k (counted
-    from the episode's start) takes the first `counts[min(k, len(counts) - 1)]` steps; `counts`
-    is None when every decision takes all of them."""
+    `dt[j]` is step j's length (0.0 for a step of at most NEGLIGIBLE_STEP time steps: the 1e-17
+    to 1e-12 s remainders of the float64 clock, which only swap the two value buffers); decision
+    k (counted from the episode's start) takes the first `counts[min(k, len(counts) - 1)]` steps;
+    `counts` is None when every decision takes all of them."""
     dt: tuple
     counts: np.ndarray | None
 
@@ -425,7 +429,7 @@ def euler_schedule(advance_time: float, time_step: float) -> Schedule:
     simulated decision is the most common count, used for every later decision."""
     steps = max(1, math.ceil(advance_time / time_step))
     decisions = max(1024, min(SCHEDULE_DECISIONS, SCHEDULE_WORK // steps))
-    time, lengths, patterns = 0.0, [], []
+    time, patterns = 0.0, []
     for _ in range(decisions):
         final, taken = time + advance_time, []
         while time < final:
@@ -438,11 +442,11 @@ def euler_schedule(advance_time: float, time_step: float) -> Schedule:
     for j in range(longest):
         values = np.array([p[j] for p in patterns if len(p) > j])
         real = values > NEGLIGIBLE_STEP * time_step
-        if real.any() and not real.all() or real.any() and np.ptp(values) > 1e-6 * values.max():
-            raise ExportError(f"a CTRNN decision of {advance_time!r} s in steps of {time_step!r} s takes Euler steps of "
-                              f"varying length (step {j + 1}: {values.min()!r} to {values.max()!r} s), which the model "
-                              f"cannot follow: choose a time step that divides the decision time, or a clearly shorter "
-                              f"last step")
+        if real.any() and (not real.all() or np.ptp(values) > 1e-6 * values.max()):
+            raise ExportError(f"a CTRNN decision of {advance_time!r} s in steps of {time_step!r} s takes Euler "
+                              f"steps of varying length (step {j + 1}: {values.min()!r} to {values.max()!r} s), "
+                              f"which the model cannot follow: choose a time step that divides the decision "
+                              f"time, or a clearly shorter last step")
         dt.append(float(values.mean()) if real.any() else 0.0)
     counts = np.array([len(p) for p in patterns])
     if (counts == longest).all():

@@ -7,8 +7,8 @@ for the generation) or by a genome loaded from a file.
 
 A genome's episode is one of the game's episodes, from the agent's first decision in it:
 - An agent of a population behavior whose episode starts takes the next waiting genome (with a
-  clean recurrent or CTRNN state); with no genome waiting it still acts (driven by the first genome), its
-  rewards ignored.
+  clean recurrent or CTRNN state); with no genome waiting it still acts (driven by the first
+  genome), its rewards ignored.
 - Its return is the sum of the rewards and group rewards that follow its actions. The episode
   ends when the game ends it (a terminal report), or when the agent has made `max_steps`
   decisions: then the return is final, and the agent keeps playing its game episode unscored
