@@ -16,6 +16,7 @@ import contextlib
 import dataclasses
 import difflib
 import enum
+import math
 import os
 import shlex
 import tempfile
@@ -30,7 +31,8 @@ from .errors import ConfigError
 
 ROLES = ("population", "champion")
 FITNESS_AGGREGATES = ("mean", "min", "max", "median", "sum")
-NETWORKS = ("feedforward", "recurrent")
+NETWORKS = ("feedforward", "recurrent", "ctrnn")
+MAX_CTRNN_STEPS = 1000  # Euler steps per decision (the ONNX model unrolls them)
 INFERENCE = ("inprocess", "pool", "auto")
 BACKENDS = ("local", "ray")
 NEAT_STEPS = ("neatpar", "neat-python")
@@ -321,7 +323,12 @@ class Settings:
     generations: int = setting(50, integer(1), "total generations of a run", flag=True)
     seed: int | None = setting(None, optional(integer(0, 2**31 - 1)), "seed of the run (the same seed repeats "
                                                                       "the run)", flag=True)
-    network: str = setting("feedforward", choice(NETWORKS), "feedforward or recurrent networks")
+    network: str = setting("feedforward", choice(NETWORKS), "feedforward, recurrent or ctrnn (continuous-time) "
+                                                            "networks")
+    ctrnn_decision_time: float = setting(0.1, number(), "seconds of game time one decision advances a CTRNN (in "
+                                                        "Unity: Fixed Timestep x DecisionRequester period)")
+    ctrnn_time_step: float = setting(0.02, number(), "a CTRNN's Euler step in seconds (the last step of a "
+                                                     "decision may be shorter)")
     fitness: str = setting("mean", choice(FITNESS_AGGREGATES), "aggregate of a genome's episode returns")
     time_scale: float = setting(20.0, number(), "the engine's time scale")
     no_graphics: bool = setting(True, boolean, "run the build headless")
@@ -362,6 +369,11 @@ class Settings:
         if self.hosted and self.inference == "pool":
             raise ConfigError("inference = pool with env hosts: each host runs its networks in its own process; "
                               "set inference = inprocess (or envs = 1)")
+        steps = math.ceil(self.ctrnn_decision_time / self.ctrnn_time_step)
+        if steps > MAX_CTRNN_STEPS:
+            raise ConfigError(f"ctrnn_decision_time = {self.ctrnn_decision_time} in steps of ctrnn_time_step = "
+                              f"{self.ctrnn_time_step} is {steps} Euler steps per decision, more than "
+                              f"{MAX_CTRNN_STEPS}: use a larger ctrnn_time_step")
         if self.address is not None and self.backend != "ray":
             raise ConfigError(f"address = {self.address} names a Ray cluster: use it with backend = ray "
                               f"(--backend ray)")
@@ -422,7 +434,11 @@ class Settings:
         """Rules between these settings and the neat-python config they run with."""
         if self.network == "feedforward" and not neat_config.genome_config.feed_forward:
             raise ConfigError(f"{source}: [DefaultGenome] feed_forward = false evolves recurrent genomes; set "
-                              f"[neatpar] network = recurrent")
+                              f"[neatpar] network = recurrent (or ctrnn)")
+        lowest = getattr(neat_config.genome_config, "time_constant_min_value", None)
+        if self.network == "ctrnn" and lowest is not None and not lowest > 0:
+            raise ConfigError(f"{source}: [DefaultGenome] time_constant_min_value = {lowest} lets a node's time "
+                              f"constant reach {lowest}; a CTRNN divides by it: set it above 0 (e.g. 0.01)")
 
 
 def _read(values: Mapping[str, Any], source: Source, base: str) -> dict:

@@ -78,6 +78,10 @@ DEFAULTS = dict(
     aggregation_mutate_rate=0.0, conn_add_prob=0.5, conn_delete_prob=0.2, node_add_prob=0.3,
     node_delete_prob=0.1, bias_mutate_rate=0.7, response_mutate_rate=0.0, response_init_stdev=0.0,
     enabled_mutate_rate=0.05, weight_init_stdev=1.0, max_stagnation=20, species_elitism=2,
+    # neat-python's own defaults for the node genes' time_constant (fixed at 1.0), which CTRNNs read
+    time_constant_init_mean=1.0, time_constant_init_stdev=0.0, time_constant_mutate_rate=0.0,
+    time_constant_mutate_power=0.0, time_constant_replace_rate=0.0, time_constant_min_value=0.01,
+    time_constant_max_value=10.0,
 )
 
 TEMPLATE = """
@@ -132,6 +136,14 @@ weight_min_value = -30
 weight_mutate_rate = 0.8
 weight_replace_rate = 0.1
 weight_mutate_power = 0.5
+time_constant_init_mean = {time_constant_init_mean}
+time_constant_init_stdev = {time_constant_init_stdev}
+time_constant_init_type = gaussian
+time_constant_replace_rate = {time_constant_replace_rate}
+time_constant_mutate_rate = {time_constant_mutate_rate}
+time_constant_mutate_power = {time_constant_mutate_power}
+time_constant_max_value = {time_constant_max_value}
+time_constant_min_value = {time_constant_min_value}
 enabled_default = true
 enabled_mutate_rate = {enabled_mutate_rate}
 enabled_rate_to_true_add = 0.0
@@ -173,13 +185,14 @@ def make_config(directory, name="neat.cfg", **options):
 
 
 def hand_genome(config, nodes: dict, links: list, key: int = 1):
-    """A genome written by hand: nodes {key: (activation, aggregation, bias, response)}, links
-    [(source, target, weight, enabled)] in connection order."""
+    """A genome written by hand: nodes {key: (activation, aggregation, bias, response[, time
+    constant])}, links [(source, target, weight, enabled)] in connection order."""
     from neat.genes import DefaultConnectionGene, DefaultNodeGene
     genome = config.genome_type(key)
-    for n, (act, agg, bias, response) in nodes.items():
+    for n, (act, agg, bias, response, *tau) in nodes.items():
         gene = DefaultNodeGene(n)
-        gene.activation, gene.aggregation, gene.bias, gene.response, gene.time_constant = act, agg, bias, response, 1.0
+        gene.activation, gene.aggregation, gene.bias, gene.response = act, agg, bias, response
+        gene.time_constant = tau[0] if tau else 1.0
         genome.nodes[n] = gene
     for innovation, (i, o, weight, enabled) in enumerate(links):
         gene = DefaultConnectionGene((i, o), innovation=innovation + 1)
@@ -293,6 +306,26 @@ def ball_cfg(folder, name="ball.cfg", generations=3, interval=1, **over):
     return write_config(folder, name, neatpar=section, **{"pop_size": 8, "num_inputs": 8, "num_outputs": 2,
                                                           "activation_options": "tanh",
                                                           "activation_default": "tanh", **neat_options})
+
+
+HOVER = os.path.join(BUILDS, "hover")
+CTRNN_GENES = dict(time_constant_init_mean=0.2, time_constant_init_stdev=0.1, time_constant_mutate_rate=0.3,
+                   time_constant_mutate_power=0.1, time_constant_replace_rate=0.05, time_constant_min_value=0.02,
+                   time_constant_max_value=5.0)
+
+
+def hover_cfg(folder, name="hover.cfg", generations=3, interval=1, **over):
+    """configs/hover.cfg in small: CTRNNs on the hover build, decisions every 5 academy steps."""
+    section = {"env": HOVER, "env_args": "--agents 6 --max-steps 150 --decision-period 5",
+               "behaviors": "Hover?team=0: population", "network": "ctrnn", "ctrnn_decision_time": 0.1,
+               "ctrnn_time_step": 0.02, "max_steps": 30, "generations": generations, "seed": 4,
+               "checkpoint_interval": interval, "worker_id": free_worker_id()}
+    neat_options = {k: over.pop(k) for k in list(over) if k in DEFAULTS}  # the rest is [neatpar]
+    section.update(over)
+    return write_config(folder, name, neatpar=section, **{"pop_size": 10, "num_inputs": 2, "num_outputs": 1,
+                                                          "feed_forward": "false", "num_hidden": 1,
+                                                          "activation_options": "tanh", "activation_default": "tanh",
+                                                          **CTRNN_GENES, **neat_options})
 
 
 def neatpar_cli(*args, timeout=300):
@@ -656,13 +689,20 @@ def read_like_ml_agents(model, sensors: list, continuous: int, branches: tuple, 
 def record_ball_episodes(genome, config, agents: int, max_steps: int, seed: int = 5) -> tuple:
     """A recurrent genome drives `agents` agents of the ball simulator through neatpar's kernel
     until each has finished one episode: (layout, {agent: [(observation, continuous action)]})."""
+    from neatpar.nn import RecurrentPopulation
+    return record_episodes(RecurrentPopulation.create([genome], config), "ball",
+                           ["--agents", str(agents), "--max-steps", str(max_steps)], agents, seed)
+
+
+def record_episodes(population, build: str, args: list, agents: int, seed: int = 5) -> tuple:
+    """A one-genome population kernel with state (recurrent or CTRNN) drives the `agents` agents
+    of a simulator build until each has finished one episode: (layout, {agent: [(observation,
+    continuous action)]}), one entry per decision."""
     import numpy as np
     from neatpar.envs.unity.adapter import layout_of, outputs_to_actions
-    from neatpar.nn import RecurrentPopulation
-    population = RecurrentPopulation.create([genome], config)
     recorded: dict[int, list] = {}
     finished: set[int] = set()
-    with simulator("ball", args=["--agents", str(agents), "--max-steps", str(max_steps)], seed=seed) as env:
+    with simulator(build, args=args, seed=seed) as env:
         env.reset()
         behavior = next(iter(env.behavior_specs))
         layout = layout_of(behavior, env.behavior_specs[behavior])

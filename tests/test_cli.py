@@ -15,8 +15,8 @@ import pytest
 import neatpar
 
 from neatpar.genome_io import genome_from_dict
-from helpers import (ROOT, Run, ball_cfg, neatpar_cli, on_terminal, process_maps, screen, stats_rows, wait_until,
-                     write_config)
+from helpers import (ROOT, Run, ball_cfg, hover_cfg, neatpar_cli, on_terminal, process_maps, screen, stats_rows,
+                     wait_until, write_config)
 
 
 def test_evolve_writes_a_complete_run_folder(tmp_path):
@@ -80,6 +80,37 @@ def test_resume_continues_exactly_and_a_fixed_seed_repeats(tmp_path):
     assert json.load(open(full / "winner.json")) == json.load(open(part / "winner.json"))
     assert neatpar_cli("evolve", "--config", config, "--out", str(again)).returncode == 0
     assert stats_rows(again) == stats_rows(full)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("envs", [1, 2])
+def test_a_ctrnn_run_on_the_hover_build_evolves_and_resumes_exactly(tmp_path, envs):
+    """network = ctrnn through neatpar evolve, on one simulator and on two env hosts: the run
+    stopped after 2 generations and resumed is the run that went through in one go."""
+    config = hover_cfg(tmp_path, generations=4, interval=2, envs=envs)
+    full, part = tmp_path / "full", tmp_path / "part"
+    assert neatpar_cli("evolve", "--config", config, "--out", str(full)).returncode == 0
+    assert neatpar_cli("evolve", "--config", config, "--out", str(part), "--generations", "2").returncode == 0
+    resumed = neatpar_cli("evolve", "--config", config, "--resume", str(part / "checkpoints" / "checkpoint-2.gz"),
+                          "--generations", "4")
+    assert resumed.returncode == 0, resumed.stderr
+    rows = stats_rows(full)
+    assert rows == stats_rows(part) and len(rows) == 4
+    assert json.load(open(full / "winner.json")) == json.load(open(part / "winner.json"))
+    assert len({row[2] for row in rows}) > 1  # the mean fitness moves
+    winner = json.load(open(full / "winner.json"))
+    assert len({node["time_constant"] for node in winner["nodes"]}) > 1  # time constants evolve
+
+
+@pytest.mark.parametrize("over, message", [
+    ({"network": "ctrnm"}, "[neatpar] network = ctrnm is not one of feedforward, recurrent, ctrnn"),
+    ({"ctrnn_time_step": 0}, "[neatpar] ctrnn_time_step = 0 must be greater than 0"),
+    ({"ctrnn_decision_time": "soon"}, "[neatpar] ctrnn_decision_time = soon is not a number"),
+    ({"ctrnn_time_step": 0.00005}, "ctrnn_decision_time = 0.1 in steps of ctrnn_time_step = 5e-05 is 2000 Euler"),
+    ({"time_constant_min_value": 0.0}, "time_constant_min_value = 0.0 lets a node's time constant reach 0.0"),
+])
+def test_bad_ctrnn_settings_are_one_line_errors(tmp_path, over, message):
+    bad(tmp_path, ["evolve", "--config", hover_cfg(tmp_path, **over)], message)
 
 
 def test_play_a_saved_winner(tmp_path):

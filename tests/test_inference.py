@@ -8,7 +8,7 @@ import pytest
 
 from neatpar import settings as run_config
 from neatpar.run.inference import AutoInference, InProcessInference, PoolInference
-from neatpar.nn import FeedForwardPopulation, RecurrentPopulation
+from neatpar.nn import CTRNNPopulation, FeedForwardPopulation, RecurrentPopulation
 from neatpar.run.evaluator import UnityEvaluator
 from helpers import BUILDS, Run, ball_cfg, free_worker_id, segments_mapped, shm_segments, wait_gone, write_config
 
@@ -16,7 +16,9 @@ from helpers import BUILDS, Run, ball_cfg, free_worker_id, segments_mapped, shm_
 def evolved(tmp_path, feed_forward, count=12, outputs=2):
     path = write_config(tmp_path, f"k{feed_forward}.cfg", pop_size=count, num_inputs=8, num_outputs=outputs,
                         feed_forward=str(feed_forward).lower(), activation_options="tanh sigmoid relu",
-                        activation_mutate_rate=0.3, activation_default="tanh")
+                        activation_mutate_rate=0.3, activation_default="tanh", time_constant_init_mean=0.3,
+                        time_constant_init_stdev=0.2, time_constant_mutate_rate=0.5, time_constant_mutate_power=0.1,
+                        time_constant_min_value=0.05)
     config = neat.Config(neat.DefaultGenome, neat.DefaultReproduction, neat.DefaultSpeciesSet,
                          neat.DefaultStagnation, path)
     genomes = list(neat.Population(config, seed=1).population.values())
@@ -38,14 +40,18 @@ def steps(count, agents, genomes, seed=0):
         yield rng.normal(size=(len(present), 8)), owner[present].copy(), present.astype(np.int64), reset
 
 
-@pytest.mark.parametrize("feed_forward", [True, False])
-def test_pool_gives_the_same_actions_step_by_step(tmp_path, feed_forward):
-    config, genomes = evolved(tmp_path, feed_forward)
-    kind = FeedForwardPopulation if feed_forward else RecurrentPopulation
+KERNELS = {"feedforward": FeedForwardPopulation.create, "recurrent": RecurrentPopulation.create,
+           "ctrnn": lambda genomes, config: CTRNNPopulation.create(genomes, config, 0.1, 0.02)}
+
+
+@pytest.mark.parametrize("network", KERNELS)
+def test_pool_gives_the_same_actions_step_by_step(tmp_path, network):
+    config, genomes = evolved(tmp_path, network == "feedforward")
+    create = KERNELS[network]
     local, pool = InProcessInference(), PoolInference(2)
     try:
-        local.install(kind.create(genomes, config))
-        pool.install(kind.create(genomes, config))
+        local.install(create(genomes, config))
+        pool.install(create(genomes, config))
         for obs, index, rows, reset in steps(60, 30, len(genomes)):
             assert np.array_equal(local.activate(obs, index, rows, reset), pool.activate(obs, index, rows, reset))
         mine = segments_mapped([os.getpid()])  # the exchange's segments, mapped by this process
@@ -60,13 +66,14 @@ def kill_worker(pool_inference, sig):
     return pid
 
 
-@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGSTOP])
-def test_worker_death_or_hang_redoes_the_step_with_the_same_result(tmp_path, sig):
+@pytest.mark.parametrize("sig, network", [(signal.SIGKILL, "recurrent"), (signal.SIGSTOP, "recurrent"),
+                                          (signal.SIGKILL, "ctrnn")])
+def test_worker_death_or_hang_redoes_the_step_with_the_same_result(tmp_path, sig, network):
     config, genomes = evolved(tmp_path, False)
     local, pool = InProcessInference(), PoolInference(2, timeout=1.0)
     try:
-        local.install(RecurrentPopulation.create(genomes, config))
-        pool.install(RecurrentPopulation.create(genomes, config))
+        local.install(KERNELS[network](genomes, config))
+        pool.install(KERNELS[network](genomes, config))
         for i, (obs, index, rows, reset) in enumerate(steps(20, 16, len(genomes), seed=3)):
             if i == 10:
                 victim = kill_worker(pool, sig)  # SIGSTOP: a worker that hangs
@@ -78,13 +85,16 @@ def test_worker_death_or_hang_redoes_the_step_with_the_same_result(tmp_path, sig
     assert not wait_gone([victim], 3.0) and mine and not mine & shm_segments()
 
 
-def test_auto_keeps_the_faster_and_says_why(tmp_path):
-    config, genomes = evolved(tmp_path, True)
-    auto = AutoInference(2)
+@pytest.mark.parametrize("network", ["feedforward", "ctrnn"])
+def test_auto_keeps_the_faster_and_says_why(tmp_path, network):
+    """The timing trials change no state: the first real step equals a fresh kernel's."""
+    config, genomes = evolved(tmp_path, network == "feedforward")
+    auto, fresh = AutoInference(2), InProcessInference()
     try:
-        auto.install(FeedForwardPopulation.create(genomes, config))
-        obs, index, rows, reset = next(steps(1, 20, len(genomes)))
-        auto.activate(obs, index, rows, reset)
+        auto.install(KERNELS[network](genomes, config))
+        fresh.install(KERNELS[network](genomes, config))
+        for obs, index, rows, reset in steps(2, 20, len(genomes)):
+            assert np.array_equal(auto.activate(obs, index, rows, reset), fresh.activate(obs, index, rows, reset))
         assert auto.chosen is not None and auto.reason.startswith(f"inference auto: {auto.chosen.name}")
         assert "ms per step in process" in auto.reason and "pool workers" in auto.reason
     finally:

@@ -17,8 +17,8 @@ ray = pytest.importorskip("ray")
 
 import fitness_fns  # noqa: E402
 from helpers import (  # noqa: E402
-    ROOT, Run, ball_cfg, cmdline, evaluator_and_population, fitnesses, neatpar_cli, probe_hosts, stats_rows,
-    undisturbed, wait_gone, wait_until)
+    ROOT, Run, ball_cfg, cmdline, evaluator_and_population, fitnesses, hover_cfg, neatpar_cli, probe_hosts,
+    stats_rows, undisturbed, wait_gone, wait_until)
 from neatpar import LiveHandleError, ParallelEvaluator  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -155,6 +155,18 @@ def test_evolve_with_backend_ray_matches_local_hosts_and_leaves_nothing(tmp_path
     assert "simulators: 2, each in its own env host (Ray actors)" in "".join(run.lines)
     assert stats_rows(tmp_path / "ray") == stats_rows(tmp_path / "local")
     run.assert_clean()  # the Ray instance's processes carry the run's mark too
+
+
+def test_a_ctrnn_run_on_ray_actors_matches_local_hosts(tmp_path):
+    """network = ctrnn on two Ray actors: the CTRNN kernels travel to the actors and give the run
+    that local env hosts give."""
+    config = hover_cfg(tmp_path, generations=2, envs=2)
+    local = neatpar_cli("evolve", "--config", config, "--out", str(tmp_path / "local"))
+    assert local.returncode == 0, local.stderr
+    run = Run(config, tmp_path / "ray", "--backend", "ray")
+    code, err = run.finish(timeout=300)
+    assert code == 0, err
+    assert stats_rows(tmp_path / "ray") == stats_rows(tmp_path / "local")
 
 
 def test_backend_ray_without_ray_installed_says_what_to_install(tmp_path):

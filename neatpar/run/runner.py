@@ -7,8 +7,8 @@ for the generation) or by a genome loaded from a file.
 
 A genome's episode is one of the game's episodes, from the agent's first decision in it:
 - An agent of a population behavior whose episode starts takes the next waiting genome (with a
-  clean recurrent state); with no genome waiting it still acts (driven by the first genome), its
-  rewards ignored.
+  clean recurrent or CTRNN state); with no genome waiting it still acts (driven by the first
+  genome), its rewards ignored.
 - Its return is the sum of the rewards and group rewards that follow its actions. The episode
   ends when the game ends it (a terminal report), or when the agent has made `max_steps`
   decisions: then the return is final, and the agent keeps playing its game episode unscored
@@ -41,7 +41,7 @@ import numpy as np
 
 from ..envs.base import Batch, Environment, Layout
 from ..errors import EnvironmentMismatch, NeatparError, SimulatorError
-from ..nn import FeedForwardPopulation, RecurrentPopulation
+from ..nn import CTRNNPopulation, FeedForwardPopulation, RecurrentPopulation
 from ..settings import Settings
 from .inference import InProcessInference
 from .stats import GenerationStats, ScoredEpisodes
@@ -145,8 +145,15 @@ def compile_generation(genomes: list, champion, files: dict, settings: Settings,
         elif role.role == "file":
             fixed[role.behavior] = len(networks)
             networks.append(files[role.behavior])
+    return Plan(len(genomes), fixed), population_kernel(networks, settings, neat_config)
+
+
+def population_kernel(genomes: list, settings: Settings, neat_config: Any):
+    """The population kernel of the settings' network kind for `genomes`."""
+    if settings.network == "ctrnn":
+        return CTRNNPopulation.create(genomes, neat_config, settings.ctrnn_decision_time, settings.ctrnn_time_step)
     kernel_type = RecurrentPopulation if settings.network == "recurrent" else FeedForwardPopulation
-    return Plan(len(genomes), fixed), kernel_type.create(networks, neat_config)
+    return kernel_type.create(genomes, neat_config)
 
 
 class EpisodeRunner:
