@@ -28,9 +28,10 @@ from .genome_io import load_genome
 from .progress import GenerationBar
 from .reporters import RunRecorder
 from .run.evaluator import UnityEvaluator
-from .run_folder import RunFolder, load_behaviors, load_checkpoint
-from .settings import Settings, Source, flags, load
-from .tensorboard import EventLog
+from .run_folder import RunFolder, load_behaviors, load_checkpoint, restore_population
+from .selfplay import Alternation
+from .settings import Settings, Source, flags, load, population_configs
+from .tensorboard import EventLog, behavior_run
 
 SECURITY_NOTE = (
     "Checkpoints and .pickle genomes are pickles, and loading a pickle runs code: neatpar only loads "
@@ -51,6 +52,8 @@ class Start:
     rows: list
     champion: object = None
     evaluator_generation: int = 0
+    selfplay: dict | None = None   # a self-play run's leagues (run/league.py: SelfPlay.state)
+    sides: dict | None = None      # an asymmetric self-play run's second population (selfplay.py)
 
 
 def _default_out(config_path: str) -> str:
@@ -65,20 +68,13 @@ def _restore(path: str, config) -> Start:
         raise ConfigError(f"checkpoint {path} was made with num_inputs = {old.num_inputs}, num_outputs = "
                           f"{old.num_outputs}; the config has {new.num_inputs} and {new.num_outputs}: resume with "
                           f"the run's own config")
-    # Keep the evolving counters of the saved run (node keys, innovation numbers), as
-    # neat.Checkpointer.restore_checkpoint does for the innovation tracker.
-    if getattr(old, "node_indexer", None) is not None:
-        new.node_indexer = old.node_indexer
-    restored = neat.Population(config, (population, species_set, generation))
-    tracker = getattr(old, "innovation_tracker", None)
-    if tracker is not None:
-        restored.reproduction.innovation_tracker = tracker
-        new.innovation_tracker = tracker
-    if extras.get("best_genome") is not None:
-        restored.best_genome = extras["best_genome"]
+    restored = restore_population(saved_config, config, population, species_set, generation, extras.get("best_genome"))
     random.setstate(rndstate)
-    return Start(restored, generation, list(extras.get("rows", [])), extras.get("champion"),
-                 extras.get("evaluator_generation", generation))
+    sides = extras.get("sides")
+    evaluator_generation = extras.get("evaluator_generation", generation)
+    # An asymmetric run's generations are both populations' together.
+    return Start(restored, evaluator_generation if sides else generation, list(extras.get("rows", [])),
+                 extras.get("champion"), evaluator_generation, extras.get("selfplay"), sides)
 
 
 def _settings(args) -> tuple[neat.Config, Settings]:
@@ -106,46 +102,91 @@ def _start(args, config, settings: Settings) -> tuple[Start, str]:
     return Start(neat.Population(config, seed=settings.seed), 0, []), out
 
 
+class OnePopulation:
+    """A run of one population: its recorder and event files in the run folder. An asymmetric
+    self-play run (selfplay.Alternation) offers the same methods."""
+
+    def __init__(self, start: Start, evaluator: UnityEvaluator, folder: RunFolder, bar: GenerationBar,
+                 config, settings: Settings, args):
+        self.population, self.rows, self.done = start.population, start.rows, start.done
+        self.evaluator, self.folder, self.config, self.settings, self.args = evaluator, folder, config, settings, args
+        self.events = EventLog(folder.path, resume_at=start.done if args.resume else None)
+        self.recorder = RunRecorder(self.population, evaluator, folder, settings.checkpoint_interval, args.quiet,
+                                    self.rows, self.events, bar)
+        self.population.add_reporter(self.recorder)
+
+    @property
+    def generation(self) -> int:
+        return self.recorder.generation
+
+    @property
+    def snapshot(self) -> bytes:
+        return self.recorder.snapshot
+
+    @property
+    def completed(self) -> int:
+        return len(self.rows)
+
+    def run(self, generations: int) -> None:
+        self.population.run(self.evaluator.evaluate, generations - self.done)
+
+    def save_interrupted(self) -> str:
+        return self.recorder.save_interrupted()
+
+    def finish(self) -> None:
+        _final_round_robin(self.evaluator, self.args.quiet)
+        _finish(self.folder, self.evaluator, self.config, self.settings, self.rows, self.args)
+
+    def close(self) -> None:
+        self.events.close()
+
+
 def evolve(args) -> int:
     config, settings = _settings(args)
+    asymmetric = settings.asymmetric
+    configs = population_configs(settings, config) if asymmetric else {}
+    if asymmetric:   # the first league behavior's population is the checkpoints' neat-python part
+        config = next(iter(configs.values()))
     start, out = _start(args, config, settings)
     evaluator = UnityEvaluator.from_settings(settings)  # checks the build path
     evaluator.champion, evaluator.generation = start.champion, start.evaluator_generation
+    if start.selfplay is not None and evaluator.selfplay is not None:
+        evaluator.selfplay.restore(start.selfplay, f"checkpoint {args.resume}")
     folder = RunFolder(out)
     evaluator.log_folder = folder.logs
-    population, rows = start.population, start.rows
-    events = EventLog(folder.path, resume_at=start.done if args.resume else None)
     bar = GenerationBar(enabled=False if args.quiet else None)  # drawn only on a terminal
     evaluator.progress = bar.update if bar.enabled else None
-    recorder = RunRecorder(population, evaluator, folder, settings.checkpoint_interval, args.quiet, rows,
-                           events, bar)
-    population.add_reporter(recorder)
+    if asymmetric:
+        course = Alternation(settings, configs, evaluator, folder, bar, args.quiet, start.population, start.rows,
+                             start.sides, bool(args.resume), lambda: _final_round_robin(evaluator, args.quiet))
+    else:
+        course = OnePopulation(start, evaluator, folder, bar, config, settings, args)
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
-    completed_before, kept = len(rows), False
+    completed_before, kept = course.completed, False
     try:
         if not args.quiet:
             print(f"neatpar evolve: {args.config} -> {folder.path} (generations {start.done}.."
                   f"{settings.generations - 1}); watch it: tensorboard --logdir {_logdir(folder.path)}", flush=True)
         try:
             with _warnings_above(bar):
-                population.run(evaluator.evaluate, settings.generations - start.done)
+                course.run(settings.generations)
         except neat.CompleteExtinctionException:
             kept = True
-            _finish(folder, evaluator, config, settings, rows, args)
-            path = recorder.save_interrupted()
-            print(f"neatpar: error: every species went extinct in generation {recorder.generation} (neat-python's "
+            course.finish()
+            path = course.save_interrupted()
+            print(f"neatpar: error: every species went extinct in generation {course.generation} (neat-python's "
                   f"complete extinction): set reset_on_extinction = True in [NEAT], or keep species with "
                   f"species_elitism in [DefaultStagnation]; the best genome so far is in {folder.path}, the last "
                   f"generation in {path}", file=sys.stderr)
             return 1
         kept = True
-        _finish(folder, evaluator, config, settings, rows, args)
+        course.finish()
         return 0
     except (KeyboardInterrupt, Terminated) as stop:
         second = SecondSignal(evaluator)
         bar.close()
-        if recorder.snapshot:
-            path = recorder.save_interrupted()
+        if course.snapshot:
+            path = course.save_interrupted()
             kept = True
             print(f"\ninterrupted: checkpoint {path}; resume with --resume {path}", file=sys.stderr, flush=True)
         else:
@@ -155,10 +196,10 @@ def evolve(args) -> int:
     finally:
         bar.close()
         evaluator.close()
-        events.close()  # before a discard: no writer thread is left with a file in the folder
+        course.close()  # before a discard: no writer thread is left with a file in the folder
         signal.signal(signal.SIGTERM, previous)
         signal.signal(signal.SIGINT, signal.default_int_handler)
-        if not kept and len(rows) == completed_before:  # nothing of this run was completed
+        if not kept and course.completed == completed_before:  # nothing of this run was completed
             folder.discard()
 
 
@@ -193,21 +234,46 @@ def _finish(folder: RunFolder, evaluator: UnityEvaluator, config, settings: Sett
     no longer needed)."""
     evaluator.close()
     # The best genome found, as it was when it scored best (neat-python's best_genome is the
-    # live object, whose fitness a later generation may have overwritten).
-    best = evaluator.champion
+    # live object, whose fitness a later generation may have overwritten); in self-play the
+    # league's best-rated member.
+    best = evaluator.winner
     files = folder.save_winner(best, config)
+    if evaluator.selfplay is not None:
+        files.append(folder.save_league(evaluator.selfplay.describe()))
     try:
         files += write_winner_models(best, config, settings, load_behaviors(folder.path) or {}, folder.path)
     except ExportError as error:  # e.g. a function registered on the config: the run itself is fine
         print(f"neatpar: warning: no winner.onnx: {error}", file=sys.stderr)
     plots = folder.plot(rows)
     if not args.quiet:
-        print(f"\nwinner: genome {best.key}, fitness {best.fitness:.3f}")
+        print(f"\nwinner: genome {best.key}, fitness {best.fitness:.3f}{_league_note(evaluator)}")
         for path in files + plots:
             print(f"  {path}")
         winner = _shown_path(os.path.join(folder.path, "winner.json"))
         print(f"\nplay it: {_program()} play --config {_shown_path(args.config)} --genome {winner}")
         print(f"watch it: tensorboard --logdir {_shown_path(_logdir(folder.path))}")
+
+
+def _final_round_robin(evaluator: UnityEvaluator, quiet: bool) -> None:
+    """A self-play run's final round-robin, announced (it plays games after the last generation)."""
+    selfplay = evaluator.selfplay
+    if selfplay is not None and evaluator.settings.league_final_games:
+        if not quiet:
+            sizes = " and ".join(str(len(league.members)) for league in selfplay.leagues.values())
+            print(f"final round-robin of the league's {sizes} members ({evaluator.settings.league_final_games} games a "
+                  f"pair) ...", flush=True)
+        evaluator.final_round_robin()
+
+
+def _league_note(evaluator: UnityEvaluator) -> str:
+    """How a self-play winner was chosen."""
+    if evaluator.selfplay is None:
+        return ""
+    side = evaluator.selfplay.sides[0]
+    member, scores = evaluator.selfplay.winner(side), evaluator.selfplay.scores.get(side)
+    how = f"the final round-robin's best (mean result {scores[member.number]:.3f})" if scores else \
+        "the league's best-rated member"
+    return f" in its generation; {how}, ELO {member.rating:.1f}"
 
 
 def _logdir(run_folder: str) -> str:
@@ -243,19 +309,41 @@ def _shown_path(path: str) -> str:
 
 def play(args) -> int:
     config, settings = load(args.config)
+    configs = population_configs(settings, config) if settings.asymmetric else {}
+    behavior, opponents = _asymmetric_match(args.genome, settings, configs) if configs else (None, None)
+    config = configs.get(behavior, config)
     genome = load_genome(args.genome, config)
     with UnityEvaluator.from_settings(settings) as evaluator:
-        returns = evaluator.play(genome, config, episodes=args.episodes)
+        evaluator.configs = configs
+        returns = evaluator.play(genome, config, episodes=args.episodes, opponents=opponents)
     print(f"genome {genome.key}: {len(returns)} episodes, mean return {statistics.fmean(returns):.3f}")
     print("returns: " + " ".join(f"{r:.3f}" for r in returns))
     return 0
 
 
+def _asymmetric_match(genome_path: str, settings: Settings, configs: dict) -> tuple[str, dict]:
+    """An asymmetric game's genome plays the behavior whose population folder holds it
+    (RUN/behavior-NAME/), against the other population's winner (selfplay.py)."""
+    folder = os.path.dirname(os.path.abspath(genome_path))
+    mine = [b for b in configs if behavior_run(b) == os.path.basename(folder)]
+    if not mine:
+        raise ConfigError(f"{genome_path} is not in a population folder of an asymmetric run ("
+                          f"{', '.join('RUN/' + behavior_run(b) for b in configs)}), which names the behavior it "
+                          f"plays: play a winner.json from one of them")
+    other = next(b for b in configs if b != mine[0])
+    path = os.path.join(os.path.dirname(folder), behavior_run(other), "winner.json")
+    if not os.path.isfile(path):
+        raise ConfigError(f"{path} not found: the opponent of {mine[0]!r} is the winner of {other!r} in the same run")
+    return mine[0], {other: load_genome(path, configs[other])}
+
+
 def export(args) -> int:
     config, settings = load(args.config)
-    genome = load_genome(args.genome, config)
     layouts = layouts_for(settings, args.genome)
     behavior = choose_behavior(settings, layouts, args.behavior)
+    if settings.asymmetric:   # each league behavior's genomes have its population's config
+        config = population_configs(settings, config).get(behavior, config)
+    genome = load_genome(args.genome, config)
     path = write_model(genome, config, settings, layouts[behavior], args.out)
     print(f"{path}: genome {genome.key} for behavior {behavior!r} ({layouts[behavior].describe_actions()}, "
           f"sensor sizes {list(layouts[behavior].observation_sizes)})")

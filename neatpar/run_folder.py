@@ -6,7 +6,8 @@ stats.csv has one row per generation. Its columns never move: STATS_FIELDS first
 order they first appear, per-behavior columns `FIELD:BEHAVIOR` (mean_return and
 mean_episode_length of each population behavior, when the population drives several) and one
 column `game:KEY` per key the game recorded about itself (Stats side channel); a column that
-first appears in a later generation is empty in the rows before it.
+first appears in a later generation is empty in the rows before it. A self-play run's rows begin
+those with `elo` and `league_size` (run/league.py).
 
 Checkpoints keep neat-python's Checkpointer format (a gzip pickle of generation, config,
 population, species set and random state), so `neat.Checkpointer.restore_checkpoint` reads them;
@@ -31,6 +32,7 @@ from .genome_io import save_genome_json, save_genome_pickle
 from .parallel.serialize import dumps
 
 BEHAVIORS_FILE = "behaviors.json"
+LEAGUE_FILE = "league.json"
 STATS_FIELDS = ("generation", "best_fitness", "mean_fitness", "stdev_fitness", "species", "episodes",
                 "scored_steps", "scored_steps_per_s", "agent_steps", "seconds",
                 "mean_return", "mean_episode_length", "mean_nodes", "mean_connections")
@@ -40,13 +42,14 @@ SPECIES_SIZES = "species_sizes"  # a row's {species id: members}, for species.pn
 
 
 class RunFolder:
-    """A run's output folder; created (and checked writable) before any simulator starts."""
+    """A run's output folder; created (and checked writable) before any simulator starts. A folder
+    for one population's outputs inside a run's (asymmetric self-play) has no `checkpoints`."""
 
-    def __init__(self, path: str):
+    def __init__(self, path: str, checkpoints: bool = True):
         self.path = os.path.abspath(path)
         self.created = _missing_folders(self.path)  # removed again by discard(), innermost first
         try:
-            os.makedirs(os.path.join(self.path, "checkpoints"), exist_ok=True)
+            os.makedirs(os.path.join(self.path, "checkpoints") if checkpoints else self.path, exist_ok=True)
             probe = os.path.join(self.path, f".write-test-{os.getpid()}")
             with open(probe, "w") as f:
                 f.write("ok")
@@ -129,6 +132,12 @@ class RunFolder:
                          "continuous": layout.continuous, "branches": list(layout.branches)}
                   for name, layout in sorted(layouts.items())}
         path = os.path.join(self.path, BEHAVIORS_FILE)
+        write_atomic(path, json.dumps(record, indent=1).encode())
+        return path
+
+    def save_league(self, record: dict) -> str:
+        """league.json: a self-play run's leagues as they ended (members, ratings, the winner)."""
+        path = os.path.join(self.path, LEAGUE_FILE)
         write_atomic(path, json.dumps(record, indent=1).encode())
         return path
 
@@ -247,6 +256,24 @@ def _missing_folders(path: str) -> list[str]:
 def checkpoint_state(generation, config, population, species_set, rndstate, extras: dict) -> bytes:
     """The pickled content of a checkpoint: neat-python's 5-tuple, then neatpar's extras."""
     return dumps((generation, config, population, species_set, rndstate)) + dumps(extras)
+
+
+def restore_population(saved_config, config, population: dict, species_set, generation: int, best_genome=None):
+    """A neat.Population that continues a checkpoint's (saved with `saved_config`) under `config`,
+    with the saved run's evolving counters (node keys, innovation numbers), as
+    neat.Checkpointer.restore_checkpoint keeps the innovation tracker."""
+    import neat
+    old, new = saved_config.genome_config, config.genome_config
+    if getattr(old, "node_indexer", None) is not None:
+        new.node_indexer = old.node_indexer
+    restored = neat.Population(config, (population, species_set, generation))
+    tracker = getattr(old, "innovation_tracker", None)
+    if tracker is not None:
+        restored.reproduction.innovation_tracker = tracker
+        new.innovation_tracker = tracker
+    if best_genome is not None:
+        restored.best_genome = best_genome
+    return restored
 
 
 def load_checkpoint(path: str) -> tuple:

@@ -1,0 +1,131 @@
+"""`neatpar evolve` with league roles, as a user runs it (real processes, the duel build):
+symmetric games (one behavior, two team ids, sides swapped) and asymmetric ones (two behaviors of
+different sizes, a population each, taking turns), with envs = 1 and 2; resume continues a league
+exactly; the winner is the best-rated member; ELO in stats.csv and TensorBoard."""
+import csv
+import json
+import os
+
+import neat
+import numpy as np
+import onnx
+import pytest
+
+from helpers import DUEL_SHORT, duel_cfg, neatpar_cli, write_config
+
+TIMING = ("seconds", "scored_steps_per_s")
+
+
+def asymmetric_cfg(folder, generations=3, **neatpar):
+    """Duel?team=0 (6 observations, 1 continuous action) against Keeper?team=1 (5, a branch of 3),
+    each with its own population, a generation each in turn."""
+    write_config(folder, "keeper.cfg", pop_size=6, num_inputs=5, num_outputs=3, activation_options="tanh",
+                 activation_default="tanh")
+    return duel_cfg(folder, "asymmetric.cfg", generations, env_args=DUEL_SHORT + " --asymmetric 1",
+                    behaviors="Duel?team=0: league, Keeper?team=1: league", league_swap_sides="false",
+                    neat_configs="Keeper?team=1: keeper.cfg", team_change=1, **neatpar)
+
+
+def table(path) -> list[dict]:
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+def without_timing(rows: list[dict]) -> list[dict]:
+    return [{k: v for k, v in row.items() if k not in TIMING} for row in rows]
+
+
+def final_winner(side: dict) -> dict:
+    """The member with the best final round-robin result (then rating, then the newest)."""
+    return max(reversed(side["members"]), key=lambda m: (m["final"], m["rating"]))
+
+
+def evolve(config, out, *extra):
+    result = neatpar_cli("evolve", "--config", config, "--out", str(out), *extra)
+    assert result.returncode == 0, result.stderr
+    return result
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("envs", [1, 2])
+def test_a_symmetric_league_run(tmp_path, envs):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    out = tmp_path / "run"
+    result = evolve(duel_cfg(tmp_path), out, "--envs", str(envs))
+    assert "| ELO " in result.stdout and "final round-robin of the league's 3 members" in result.stdout
+    rows = table(out / "stats.csv")
+    assert list(rows[0])[14:16] == ["elo", "league_size"]          # right after the standard columns
+    assert [r["league_size"] for r in rows] == ["2", "3", "3"]     # the first genome, then a snapshot each (window 3)
+    league = json.load(open(out / "league.json"))["Duel?team=0"]
+    assert [m["number"] for m in league["members"]] == [1, 2, 3]
+    assert float(rows[-1]["elo"]) == league["rating"] == league["members"][-1]["rating"]
+    assert all(0.0 <= m["final"] <= 1.0 for m in league["members"])
+    winner = final_winner(league)
+    assert league["winner"] == winner["number"]
+    assert json.load(open(out / "winner.json"))["key"] == winner["genome"]
+    assert (out / "winner.onnx").is_file()
+    events = EventAccumulator(str(out), size_guidance={"scalars": 0})
+    events.Reload()
+    assert [(e.step, e.value) for e in events.Scalars("Self-play/ELO")] == \
+        [(int(r["generation"]), np.float32(float(r["elo"]))) for r in rows]
+    assert [e.value for e in events.Scalars("Self-play/League Size")] == [2.0, 3.0, 3.0]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("envs", [1, 2])
+def test_an_asymmetric_league_run_evolves_a_population_per_behavior_in_turns(tmp_path, envs):
+    out = tmp_path / "run"
+    evolve(asymmetric_cfg(tmp_path), out, "--envs", str(envs))
+    striker, keeper = out / "behavior-Duel_team=0", out / "behavior-Keeper_team=1"
+    # team_change = 1: Duel?team=0 evolves in the run's generations 0 and 2, the keeper in 1.
+    assert [r["generation"] for r in table(striker / "stats.csv")] == ["0", "1"]
+    assert [r["generation"] for r in table(keeper / "stats.csv")] == ["0"]
+    assert [r["episodes"] for r in table(keeper / "stats.csv")] == ["12"]   # its own population of 6
+    leagues = json.load(open(out / "league.json"))
+    for folder, behavior, inputs in ((striker, "Duel?team=0", 6), (keeper, "Keeper?team=1", 5)):
+        genome = json.load(open(folder / "winner.json"))
+        assert (genome["key"], genome["num_inputs"]) == (final_winner(leagues[behavior])["genome"], inputs)
+        model = onnx.load(str(folder / "winner.onnx"))
+        assert [i.name for i in model.graph.input][:1] == ["obs_0"]
+        assert model.graph.input[0].type.tensor_type.shape.dim[1].dim_value == inputs
+    assert [len(leagues[b]["members"]) for b in ("Duel?team=0", "Keeper?team=1")] == [3, 2]
+    assert sorted(os.listdir(out / "checkpoints")) == ["checkpoint-1.gz", "checkpoint-2.gz", "checkpoint-3.gz"]
+    assert not (striker / "checkpoints").exists()
+    restored = neat.Checkpointer.restore_checkpoint(str(out / "checkpoints" / "checkpoint-3.gz"))
+    assert restored.generation == 2 and len(restored.population) == 8   # the first behavior's population
+    # A population's winner plays against the other's.
+    played = neatpar_cli("play", "--config", str(tmp_path / "asymmetric.cfg"), "--genome",
+                         str(keeper / "winner.json"), "--episodes", "2")
+    assert played.returncode == 0 and "2 episodes" in played.stdout, played.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("game, envs", [("symmetric", 2), ("asymmetric", 1)])
+def test_resume_continues_the_league_exactly(tmp_path, game, envs):
+    config = (duel_cfg if game == "symmetric" else asymmetric_cfg)(tmp_path, generations=4, checkpoint_interval=2,
+                                                                   envs=envs)
+    full, part = tmp_path / "full", tmp_path / "part"
+    evolve(config, full)
+    evolve(config, part, "--generations", "2")
+    resumed = neatpar_cli("evolve", "--config", config, "--resume", str(part / "checkpoints" / "checkpoint-2.gz"))
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.load(open(full / "league.json")) == json.load(open(part / "league.json"))
+    folders = [""] if game == "symmetric" else ["behavior-Duel_team=0", "behavior-Keeper_team=1"]
+    for folder in folders:
+        rows = without_timing(table(full / folder / "stats.csv"))
+        assert rows == without_timing(table(part / folder / "stats.csv"))
+        assert json.load(open(full / folder / "winner.json")) == json.load(open(part / folder / "winner.json"))
+    assert len({r["elo"] for r in rows}) > 1   # the ratings move
+
+
+def test_an_asymmetric_config_names_what_is_missing_and_leaves_no_folder(tmp_path):
+    config = asymmetric_cfg(tmp_path)
+    os.remove(tmp_path / "keeper.cfg")
+    result = neatpar_cli("evolve", "--config", config, "--out", str(tmp_path / "run"))
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [f"neatpar: error: neat config {str(tmp_path / 'keeper.cfg')!r} "
+                                                  f"not found: fix the path (relative to the config file)"]
+    assert not (tmp_path / "run").exists()
+    wrong = duel_cfg(tmp_path, "wrong.cfg", neat_configs="Duel?team=1: keeper.cfg")
+    result = neatpar_cli("evolve", "--config", wrong, "--out", str(tmp_path / "run"))
+    assert result.returncode == 2 and "only the two league behaviors of an asymmetric game" in result.stderr
