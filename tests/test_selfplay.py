@@ -5,13 +5,14 @@ exactly; the winner is the best-rated member; ELO in stats.csv and TensorBoard."
 import csv
 import json
 import os
+import signal
 
 import neat
 import numpy as np
 import onnx
 import pytest
 
-from helpers import DUEL_SHORT, duel_cfg, neatpar_cli, write_config
+from helpers import DUEL_SHORT, Run, duel_cfg, neatpar_cli, shm_segments, write_config
 
 TIMING = ("seconds", "scored_steps_per_s")
 
@@ -116,6 +117,25 @@ def test_resume_continues_the_league_exactly(tmp_path, game, envs):
         assert rows == without_timing(table(part / folder / "stats.csv"))
         assert json.load(open(full / folder / "winner.json")) == json.load(open(part / folder / "winner.json"))
     assert len({r["elo"] for r in rows}) > 1   # the ratings move
+
+
+@pytest.mark.slow
+def test_an_interrupted_asymmetric_run_resumes_exactly(tmp_path):
+    config = asymmetric_cfg(tmp_path, generations=4, checkpoint_interval=4)
+    full, cut = tmp_path / "full", tmp_path / "cut"
+    evolve(config, full)
+    segments = shm_segments()
+    run = Run(config, cut)
+    run.wait_for("  Keeper gen    0")       # the keeper's first turn is over: SIGTERM in the next one
+    run.proc.send_signal(signal.SIGTERM)
+    code, err = run.finish()
+    assert code == 143 and "resume with --resume" in err, err
+    run.assert_clean(segments)
+    resumed = neatpar_cli("evolve", "--config", config, "--resume", err.split("--resume ")[-1].strip())
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.load(open(full / "league.json")) == json.load(open(cut / "league.json"))
+    for folder in ("behavior-Duel_team=0", "behavior-Keeper_team=1"):
+        assert without_timing(table(full / folder / "stats.csv")) == without_timing(table(cut / folder / "stats.csv"))
 
 
 def test_an_asymmetric_config_names_what_is_missing_and_leaves_no_folder(tmp_path):
