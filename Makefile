@@ -30,6 +30,7 @@ test-fast: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/bench_evaluator.py
 	$(BIN)/python bench/bench_kernel.py
+	$(BIN)/python bench/bench_ctrnn.py
 	$(BIN)/python bench/bench_wire.py
 	$(BIN)/python bench/bench_hosts.py
 

@@ -1,14 +1,17 @@
 """`neatpar evolve`, `play` and `export`: a thin layer over EnvEvaluator, the run folder and the
-exporter.
+exporter. A run's settings are stored with it (run_settings.py), so `--resume CHECKPOINT` alone
+continues it exactly.
 
 Exit status: 0 done, 2 bad input (one line naming the fix), 1 failure during the run (also
-complete extinction, with the run folder complete), 130 after Ctrl+C and 143 after SIGTERM (a
-checkpoint of the interrupted generation is saved).
+complete extinction, with the run folder complete), 130 after Ctrl+C and 143 after SIGTERM at any
+moment (a checkpoint of the interrupted generation is saved once one has started).
 """
 from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
+import importlib.util
 import logging
 import os
 import random
@@ -29,8 +32,9 @@ from .progress import GenerationBar
 from .reporters import RunRecorder
 from .run.evaluator import UnityEvaluator
 from .run_folder import RunFolder, load_behaviors, load_checkpoint, restore_population
+from .run_settings import RunSettings, resumed
 from .selfplay import Alternation
-from .settings import Settings, Source, flags, load, population_configs
+from .settings import Settings, flags, load, population_configs
 from .tensorboard import EventLog, behavior_run
 
 SECURITY_NOTE = (
@@ -56,13 +60,29 @@ class Start:
     sides: dict | None = None      # an asymmetric self-play run's second population (selfplay.py)
 
 
+@dataclass
+class Plan:
+    """Everything a run is made of before anything starts: its settings (as stored with the run),
+    where it starts, its folder (`here`: the resumed checkpoint's own folder) and the notes about
+    settings a resume changed. An asymmetric self-play run's `configs` are its populations' neat
+    configs (`config` is the first one's, the checkpoints' neat-python part)."""
+    run: RunSettings
+    config: neat.Config
+    settings: Settings
+    start: Start
+    out: str
+    here: bool = False
+    notes: tuple[str, ...] = ()
+    configs: dict | None = None
+
+
 def _default_out(config_path: str) -> str:
     stem = os.path.splitext(os.path.basename(config_path))[0]
     return os.path.join("runs", f"{stem}-{time.strftime('%Y%m%d-%H%M%S')}")
 
 
-def _restore(path: str, config) -> Start:
-    generation, saved_config, population, species_set, rndstate, extras = load_checkpoint(path)
+def _restore(path: str, checkpoint: tuple, config) -> Start:
+    generation, saved_config, population, species_set, rndstate, extras = checkpoint
     old, new = saved_config.genome_config, config.genome_config
     if (old.num_inputs, old.num_outputs) != (new.num_inputs, new.num_outputs):
         raise ConfigError(f"checkpoint {path} was made with num_inputs = {old.num_inputs}, num_outputs = "
@@ -77,42 +97,80 @@ def _restore(path: str, config) -> Start:
                  extras.get("champion"), evaluator_generation, extras.get("selfplay"), sides)
 
 
-def _settings(args) -> tuple[neat.Config, Settings]:
-    """The config file's settings, changed by the command-line flags that were given."""
-    config, settings = load(args.config)
-    given = {f.name: getattr(args, f.name) for f in flags() if getattr(args, f.name) is not None}
-    return config, settings.with_changes(Source.FLAG, **given)
+def _populations(config, settings: Settings, run: RunSettings) -> tuple[neat.Config, dict | None]:
+    """The run's neat config and, in an asymmetric self-play run, its populations' from the texts
+    stored with the run (the first league behavior's population is then the checkpoints'
+    neat-python part)."""
+    if not settings.asymmetric:
+        return config, None
+    configs = population_configs(settings, config, dict(run.population_texts))
+    return next(iter(configs.values())), configs
 
 
-def _start(args, config, settings: Settings) -> tuple[Start, str]:
-    """The run's start and its folder; everything that can be refused is refused here, before the
-    run folder or a simulator exists."""
+def _given_flags(args) -> dict[str, str]:
+    """The [neatpar] flags typed on the command line, as typed."""
+    return {f.name: getattr(args, f.name) for f in flags() if getattr(args, f.name) is not None}
+
+
+def _plan(args) -> Plan:
+    """The run's settings, start and folder; everything that can be refused is refused here,
+    before the run folder or a simulator exists."""
     if args.resume:
-        start = _restore(args.resume, config)
-        if start.done >= settings.generations:
-            raise ConfigError(f"checkpoint {args.resume} is at generation {start.done}, and the run has "
-                              f"{settings.generations} generations: nothing to do; resume with --generations "
-                              f"greater than {start.done}")
-        out = args.out or os.path.dirname(os.path.dirname(os.path.abspath(args.resume)))
-        return start, out
-    out = args.out or _default_out(args.config)
-    if os.path.isdir(out) and os.listdir(out):
-        raise ConfigError(f"run folder {out} already holds a run: choose a new --out, or continue that run with "
-                          f"--resume {os.path.join(out, 'checkpoints', 'checkpoint-N.gz')}")
-    return Start(neat.Population(config, seed=settings.seed), 0, []), out
+        return _plan_resume(args)
+    if args.config is None:
+        raise ConfigError("--config is missing: give a neat-python config file with a [neatpar] section (see "
+                          "configs/), or --resume CHECKPOINT to continue a run")
+    run = RunSettings.from_file(args.config, _given_flags(args))
+    config, settings = run.load()
+    if settings.asymmetric:
+        run = run.with_population_texts(settings)
+    config, configs = _populations(config, settings, run)
+    population = neat.Population(config, seed=settings.seed)
+    return Plan(run, config, settings, Start(population, 0, []), args.out or _default_out(args.config),
+                configs=configs)
+
+
+def _plan_resume(args) -> Plan:
+    """A resumed run: the checkpoint's stored settings (checked against what was typed again), or,
+    for a checkpoint of an earlier neatpar that stored none, the --config given."""
+    checkpoint = load_checkpoint(args.resume)
+    *_, extras = checkpoint
+    stored, notes = extras.get("run_settings"), []
+    if args.config is not None and not os.path.isfile(args.config):
+        raise ConfigError(f"config file {args.config!r} not found: leave out --config to continue the run with its "
+                          f"own settings (stored in its checkpoints)")
+    if stored is not None:
+        run, notes = resumed(RunSettings.from_dict(stored), args.config, _given_flags(args), args.resume)
+    elif args.config is None:
+        raise ConfigError(f"checkpoint {args.resume} holds no settings (an earlier neatpar wrote it): give the "
+                          f"run's config with --config")
+    else:
+        run = RunSettings.from_file(args.config, _given_flags(args))
+    config, settings = run.load()
+    if settings.asymmetric and not run.population_texts:   # settings from --config: the files as they are now
+        run = run.with_population_texts(settings)
+    config, configs = _populations(config, settings, run)
+    start = _restore(args.resume, checkpoint, config)
+    if start.done >= settings.generations:
+        raise ConfigError(f"checkpoint {args.resume} is at generation {start.done}, and the run has "
+                          f"{settings.generations} generations: nothing to do; resume with --generations "
+                          f"greater than {start.done}")
+    home = os.path.dirname(os.path.dirname(os.path.abspath(args.resume)))
+    out = os.path.abspath(args.out or home)
+    return Plan(run, config, settings, start, out, out == home, tuple(notes), configs)
 
 
 class OnePopulation:
     """A run of one population: its recorder and event files in the run folder. An asymmetric
     self-play run (selfplay.Alternation) offers the same methods."""
 
-    def __init__(self, start: Start, evaluator: UnityEvaluator, folder: RunFolder, bar: GenerationBar,
-                 config, settings: Settings, args):
-        self.population, self.rows, self.done = start.population, start.rows, start.done
-        self.evaluator, self.folder, self.config, self.settings, self.args = evaluator, folder, config, settings, args
+    def __init__(self, plan: Plan, evaluator: UnityEvaluator, folder: RunFolder, bar: GenerationBar, args):
+        start, settings = plan.start, plan.settings
+        self.plan, self.population, self.rows, self.done = plan, start.population, start.rows, start.done
+        self.evaluator, self.folder, self.args = evaluator, folder, args
         self.events = EventLog(folder.path, resume_at=start.done if args.resume else None)
-        self.recorder = RunRecorder(self.population, evaluator, folder, settings.checkpoint_interval, args.quiet,
-                                    self.rows, self.events, bar)
+        self.recorder = RunRecorder(self.population, evaluator, folder, settings.checkpoint_interval,
+                                    settings.generations, plan.run, args.quiet, self.rows, self.events, bar)
         self.population.add_reporter(self.recorder)
 
     @property
@@ -124,83 +182,147 @@ class OnePopulation:
         return self.recorder.snapshot
 
     @property
+    def solved(self) -> int | None:
+        return self.recorder.solved
+
+    @property
     def completed(self) -> int:
         return len(self.rows)
 
     def run(self, generations: int) -> None:
         self.population.run(self.evaluator.evaluate, generations - self.done)
 
-    def save_interrupted(self) -> str:
-        return self.recorder.save_interrupted()
+    def save_snapshot(self) -> str:
+        return self.recorder.save_snapshot()
 
     def finish(self) -> None:
         _final_round_robin(self.evaluator, self.args.quiet)
-        _finish(self.folder, self.evaluator, self.config, self.settings, self.rows, self.args)
+        _finish(self.folder, self.evaluator, self.plan.config, self.plan.settings, self.rows, self.plan.run,
+                self.args.quiet)
 
     def close(self) -> None:
         self.events.close()
 
 
 def evolve(args) -> int:
-    config, settings = _settings(args)
-    asymmetric = settings.asymmetric
-    configs = population_configs(settings, config) if asymmetric else {}
-    if asymmetric:   # the first league behavior's population is the checkpoints' neat-python part
-        config = next(iter(configs.values()))
-    start, out = _start(args, config, settings)
-    evaluator = UnityEvaluator.from_settings(settings)  # checks the build path
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        return _evolve(args)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def _evolve(args) -> int:
+    plan = _plan(args)
+    for note in plan.notes:
+        print(f"neatpar: note: {note}", file=sys.stderr, flush=True)
+    config, settings, start = plan.config, plan.settings, plan.start
+    with _signals_held():
+        _import_run_modules(settings)
+        evaluator = UnityEvaluator.from_settings(settings)  # checks the build (a Gymnasium one: makes it once)
+    try:
+        folder = RunFolder(plan.out, plan.run, resume=plan.here)
+    except BaseException:
+        evaluator.close()
+        raise
     evaluator.champion, evaluator.generation = start.champion, start.evaluator_generation
     if start.selfplay is not None and evaluator.selfplay is not None:
         evaluator.selfplay.restore(start.selfplay, f"checkpoint {args.resume}")
-    folder = RunFolder(out)
     evaluator.log_folder = folder.logs
-    bar = GenerationBar(enabled=False if args.quiet else None)  # drawn only on a terminal
-    evaluator.progress = bar.update if bar.enabled else None
-    if asymmetric:
-        course = Alternation(settings, configs, evaluator, folder, bar, args.quiet, start.population, start.rows,
-                             start.sides, bool(args.resume), lambda: _final_round_robin(evaluator, args.quiet))
-    else:
-        course = OnePopulation(start, evaluator, folder, bar, config, settings, args)
-    previous = signal.signal(signal.SIGTERM, _on_sigterm)
-    completed_before, kept = course.completed, False
+    course = bar = None
+    completed_before = len(start.rows) + sum(len(side["rows"]) for side in (start.sides or {}).values())
+    kept, failure = False, None
+    quiet_ray = contextlib.ExitStack()
     try:
-        if not args.quiet:
-            print(f"neatpar evolve: {args.config} -> {folder.path} (generations {start.done}.."
-                  f"{settings.generations - 1}); watch it: tensorboard --logdir {_logdir(folder.path)}", flush=True)
+        quiet_ray.enter_context(_ray_quiet(args.quiet, settings))
+        bar = GenerationBar(enabled=False if args.quiet else None)  # drawn only on a terminal
+        evaluator.progress = bar.update if bar.enabled else None
+        if plan.configs is not None:
+            course = Alternation(settings, plan.configs, evaluator, folder, bar, args.quiet, start, plan.run,
+                                 bool(args.resume), lambda: _final_round_robin(evaluator, args.quiet))
+        else:
+            course = OnePopulation(plan, evaluator, folder, bar, args)
+        resumed_from = f", resumed from {os.path.basename(args.resume)}" if args.resume else ""
+        print(f"neatpar evolve: {_shown_path(plan.run.config_path)} -> {folder.path} (generations {start.done}.."
+              f"{settings.generations - 1}{resumed_from}); watch it: {_watch_command(folder.path)}", flush=True)
         try:
             with _warnings_above(bar):
                 course.run(settings.generations)
         except neat.CompleteExtinctionException:
             kept = True
             course.finish()
-            path = course.save_interrupted()
+            path = course.save_snapshot()
             print(f"neatpar: error: every species went extinct in generation {course.generation} (neat-python's "
                   f"complete extinction): set reset_on_extinction = True in [NEAT], or keep species with "
                   f"species_elitism in [DefaultStagnation]; the best genome so far is in {folder.path}, the last "
                   f"generation in {path}", file=sys.stderr)
             return 1
         kept = True
+        if course.solved is not None:
+            path = course.save_snapshot()
+            print(f"fitness_threshold reached: generation {course.solved}'s {config.fitness_criterion} fitness is "
+                  f"at least {config.fitness_threshold:g} ([NEAT] fitness_threshold), so the run stops here (set "
+                  f"no_fitness_termination = True to run every generation); checkpoint {path}", flush=True)
         course.finish()
         return 0
     except (KeyboardInterrupt, Terminated) as stop:
         second = SecondSignal(evaluator)
-        bar.close()
-        if course.snapshot:
-            path = course.save_interrupted()
+        if bar is not None:
+            bar.close()
+        if course is not None and course.snapshot:
+            path = course.save_snapshot()
             kept = True
             print(f"\ninterrupted: checkpoint {path}; resume with --resume {path}", file=sys.stderr, flush=True)
         else:
             print("\ninterrupted before the first generation started", file=sys.stderr, flush=True)
         second.release()
         return 143 if isinstance(stop, Terminated) else 130
+    except NeatparError as error:
+        failure = error
+        raise
     finally:
-        bar.close()
+        if bar is not None:
+            bar.close()
         evaluator.close()
-        course.close()  # before a discard: no writer thread is left with a file in the folder
-        signal.signal(signal.SIGTERM, previous)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        if not kept and course.completed == completed_before:  # nothing of this run was completed
-            folder.discard()
+        quiet_ray.close()
+        completed = course.completed if course is not None else completed_before
+        if course is not None:
+            course.close()  # before a discard: no writer thread is left with a file in the folder
+        if not kept and completed == completed_before:  # nothing of this run was completed
+            moved = folder.discard()
+            if moved is not None and failure is not None:  # the error names the logs where they are now
+                failure.args = (str(failure).replace(*moved),)
+        folder.release()
+
+
+@contextlib.contextmanager
+def _signals_held():
+    """Ctrl+C and SIGTERM held back for the block, then raised: Python's C extensions (numpy, gRPC,
+    protobuf) turn a KeyboardInterrupt raised inside their initialization into an ImportError, lose
+    it, or crash, so a run imports them with signals held."""
+    caught = []
+    held = {sig: signal.signal(sig, lambda signum, frame: caught.append(signum))
+            for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, previous in held.items():
+            signal.signal(sig, previous)
+    if caught:
+        raise KeyboardInterrupt if caught[0] == signal.SIGINT else Terminated()
+
+
+def _import_run_modules(settings: Settings) -> None:
+    """What the run imports on first use (its environment's side, TensorBoard's writer, Ray),
+    imported now, while signals are held (see _signals_held)."""
+    names = ["tensorboardX", "tqdm.contrib.logging"]
+    if settings.gym is None:
+        names.append("neatpar.envs.unity.bridge")
+    if settings.backend == "ray" and importlib.util.find_spec("ray") is not None:  # else: Ray's ConfigError later
+        names.append("ray")
+    for name in names:
+        importlib.import_module(name)
 
 
 class SecondSignal:
@@ -229,13 +351,15 @@ class SecondSignal:
         os._exit(128 + signum)
 
 
-def _finish(folder: RunFolder, evaluator: UnityEvaluator, config, settings: Settings, rows: list, args) -> None:
+def _finish(folder: RunFolder, evaluator: UnityEvaluator, config, settings: Settings, rows: list, run: RunSettings,
+            quiet: bool) -> None:
     """The winner files, its models for Unity and the plot of a run that ended (the simulator is
-    no longer needed)."""
+    no longer needed); what the run left and the commands that play and watch it (with --quiet,
+    the winner and its file only)."""
     evaluator.close()
     # The best genome found, as it was when it scored best (neat-python's best_genome is the
     # live object, whose fitness a later generation may have overwritten); in self-play the
-    # league's best-rated member.
+    # league's winner.
     best = evaluator.winner
     files = folder.save_winner(best, config)
     if evaluator.selfplay is not None:
@@ -245,13 +369,15 @@ def _finish(folder: RunFolder, evaluator: UnityEvaluator, config, settings: Sett
     except ExportError as error:  # e.g. a function registered on the config: the run itself is fine
         print(f"neatpar: warning: no winner.onnx: {error}", file=sys.stderr)
     plots = folder.plot(rows)
-    if not args.quiet:
-        print(f"\nwinner: genome {best.key}, fitness {best.fitness:.3f}{_league_note(evaluator)}")
-        for path in files + plots:
-            print(f"  {path}")
-        winner = _shown_path(os.path.join(folder.path, "winner.json"))
-        print(f"\nplay it: {_program()} play --config {_shown_path(args.config)} --genome {winner}")
-        print(f"watch it: tensorboard --logdir {_shown_path(_logdir(folder.path))}")
+    winner = _shown_path(os.path.join(folder.path, "winner.json"))
+    if quiet:
+        print(f"winner: genome {best.key}, fitness {best.fitness:.3f}: {winner}", flush=True)
+        return
+    print(f"\nwinner: genome {best.key}, fitness {best.fitness:.3f}{_league_note(evaluator)}")
+    for path in files + plots:
+        print(f"  {path}")
+    print(f"\nplay it: {_program()} play --config {_shown_path(run.config_path)} --genome {winner}")
+    print(f"watch it: {_watch_command(folder.path)}", flush=True)
 
 
 def _final_round_robin(evaluator: UnityEvaluator, quiet: bool) -> None:
@@ -276,6 +402,22 @@ def _league_note(evaluator: UnityEvaluator) -> str:
     return f" in its generation; {how}, ELO {member.rating:.1f}"
 
 
+def _watch_command(run_folder: str) -> str:
+    """The command that shows a run in TensorBoard beside the others, as it can be typed here."""
+    return f"{_command('tensorboard')} --logdir {_logdir(run_folder)}"
+
+
+def _command(name: str) -> str:
+    """How to type a program installed with neatpar: its name when it is on PATH, else its path
+    beside this Python (e.g. .venv/bin/tensorboard after `make demo`), else what installs it."""
+    if shutil.which(name):
+        return name
+    beside = os.path.join(os.path.dirname(sys.executable), name)
+    if os.access(beside, os.X_OK):
+        return _shown_path(beside)
+    return f"pip install {name} && {name}"
+
+
 def _logdir(run_folder: str) -> str:
     """What to give `tensorboard --logdir` to watch a run beside the others: the folder that holds
     the run folder (runs/), or the run folder itself when that is the current folder."""
@@ -290,6 +432,14 @@ def _warnings_above(bar: GenerationBar):
         return contextlib.nullcontext()
     from tqdm.contrib.logging import logging_redirect_tqdm
     return logging_redirect_tqdm([logging.getLogger("neatpar")])
+
+
+def _ray_quiet(quiet: bool, settings: Settings):
+    """With --quiet on Ray, none of Ray's forwarded output (its workers' lines, the raylets' errors)."""
+    if not (quiet and settings.backend == "ray"):
+        return contextlib.nullcontext()
+    from .parallel.ray_cluster import worker_logs_silenced
+    return worker_logs_silenced()
 
 
 def _program() -> str:
@@ -339,15 +489,33 @@ def _asymmetric_match(genome_path: str, settings: Settings, configs: dict) -> tu
 
 def export(args) -> int:
     config, settings = load(args.config)
+    genome = None if settings.asymmetric else load_genome(args.genome, config)
+    _check_model_path(args.out)  # before an environment is launched for the layouts
     layouts = layouts_for(settings, args.genome)
     behavior = choose_behavior(settings, layouts, args.behavior)
-    if settings.asymmetric:   # each league behavior's genomes have its population's config
+    if genome is None:   # an asymmetric run: each league behavior's genomes have its population's config
         config = population_configs(settings, config).get(behavior, config)
-    genome = load_genome(args.genome, config)
-    path = write_model(genome, config, settings, layouts[behavior], args.out)
+        genome = load_genome(args.genome, config)
+    try:
+        path = write_model(genome, config, settings, layouts[behavior], args.out)
+    except OSError as exc:
+        raise ConfigError(f"--out {args.out} cannot be written ({exc.strerror}): choose another file") from None
     print(f"{path}: genome {genome.key} for behavior {behavior!r} ({layouts[behavior].describe_actions()}, "
           f"sensor sizes {list(layouts[behavior].observation_sizes)})")
     return 0
+
+
+def _check_model_path(path: str) -> None:
+    """`neatpar export --out` must name a file in a folder that exists."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise ConfigError(f"--out {path} is a folder: name the file to write, e.g. --out "
+                          f"{os.path.join(path, 'brain.onnx')}")
+    if not os.path.isdir(folder):
+        raise ConfigError(f"--out {path}: the folder {folder} does not exist: create it, or write the model "
+                          f"elsewhere")
+    if not os.access(folder, os.W_OK):
+        raise ConfigError(f"--out {path}: the folder {folder} is not writable: write the model elsewhere")
 
 
 def _positive(text: str) -> int:
@@ -366,14 +534,20 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"neatpar {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     e = sub.add_parser("evolve", help="evolve a population on the environment of a config", epilog=SECURITY_NOTE)
-    e.add_argument("--config", required=True, help="neat-python config file with a [neatpar] section")
+    e.add_argument("--config", help="neat-python config file with a [neatpar] section (with --resume: the run's "
+                   "own, stored in its checkpoints)")
     e.add_argument("--out", help="run folder (default: runs/CONFIG-TIMESTAMP; with --resume, the checkpoint's run)")
-    e.add_argument("--resume", metavar="CHECKPOINT", help="continue from a checkpoint of a previous run")
-    e.add_argument("--quiet", action="store_true", help="no progress lines")
+    e.add_argument("--resume", metavar="CHECKPOINT", help="continue a run from one of its checkpoints, with the "
+                   "run's own settings (flags typed again may extend --generations or change where it runs)")
+    e.add_argument("--quiet", action="store_true", help="no progress lines: only the run folder, the winner and "
+                   "errors")
     for f in flags():
-        e.add_argument("--" + f.name.replace("_", "-"), dest=f.name, metavar=f.name.upper(),
+        options = getattr(f.metadata["reader"], "options", None)
+        shown = f.metadata["shown_default"]
+        e.add_argument("--" + f.name.replace("_", "-"), dest=f.name,
+                       metavar="{" + ",".join(options) + "}" if options else f.name.upper(),
                        help=f"{f.metadata['help']} (default: [neatpar] {f.name}"
-                            f"{'' if f.default is None else f', else {f.default}'})")
+                            f"{'' if shown is None else f', else {shown}'})")
     p = sub.add_parser("play", help="run a saved genome on the environment of a config", epilog=SECURITY_NOTE)
     p.add_argument("--config", required=True, help="neat-python config file with a [neatpar] section")
     p.add_argument("--genome", required=True, help="winner.json (recommended) or winner.pickle")
@@ -399,14 +573,17 @@ def _show_warnings() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    _show_warnings()
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if args.command is None:
-        parser.print_help()
-        return 0
     try:
+        _show_warnings()
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help()
+            return 0
         return {"evolve": evolve, "play": play, "export": export}[args.command](args)
+    except (KeyboardInterrupt, Terminated) as stop:  # before a run began, or in play / export
+        print("\ninterrupted", file=sys.stderr)
+        return 143 if isinstance(stop, Terminated) else 130
     except ConfigError as error:
         print(f"neatpar: error: {error}", file=sys.stderr)
         return 2

@@ -31,7 +31,9 @@ def model_file(behavior: str, settings: Settings) -> str:
 
 def write_model(genome, neat_config, settings: Settings, layout: Layout, path: str) -> str:
     """The genome's model for a behavior of `layout`, written atomically to `path`."""
-    save_policy(export_policy(genome, neat_config, layout, recurrent=settings.network == "recurrent"), path)
+    ctrnn = (settings.ctrnn_decision_time, settings.ctrnn_time_step) if settings.network == "ctrnn" else None
+    save_policy(export_policy(genome, neat_config, layout, recurrent=settings.network == "recurrent", ctrnn=ctrnn),
+                path)
     return path
 
 

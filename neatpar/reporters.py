@@ -1,6 +1,7 @@
 """neat-python reporters of `neatpar evolve`: one line per generation on the terminal (a progress
-bar while it runs), stats.csv rows and TensorBoard events, periodic checkpoints, and the snapshot
-that lets Ctrl+C or SIGTERM checkpoint the generation that was running."""
+bar while it runs), stats.csv rows and TensorBoard events, checkpoints (every K generations and
+of the run's last generation), and the snapshot that lets Ctrl+C, SIGTERM, extinction or a reached
+fitness_threshold checkpoint the generation that was running."""
 from __future__ import annotations
 
 import math
@@ -13,20 +14,24 @@ import neat
 from .progress import GenerationBar
 from .run.stats import GenerationStats
 from .run_folder import BEHAVIOR_SEPARATOR, GAME_PREFIX, SPECIES_SIZES, RunFolder, checkpoint_state
+from .run_settings import RunSettings
 from .tensorboard import EventLog
 
 
 class RunRecorder(neat.reporting.BaseReporter):
-    """Progress lines, stats rows, TensorBoard events, periodic checkpoints and the state a Ctrl+C
-    checkpoint needs. `events` and `bar` are optional (no TensorBoard files, no progress bar);
-    `interval` None writes no checkpoints (a run that writes its own: selfplay.py); `label` begins
-    each progress line."""
+    """Progress lines, stats rows, TensorBoard events, checkpoints and the state a Ctrl+C
+    checkpoint needs. Checkpoints are written every `interval` generations and when the run's
+    last generation (`final`) has been made; every checkpoint carries the run's settings (`run`).
+    `interval` None writes no checkpoints (a run that writes its own: selfplay.py). `events` and
+    `bar` are optional (no TensorBoard files, no progress bar); `label` begins each progress line."""
 
-    def __init__(self, population, evaluator, folder: RunFolder, interval: int | None,
-                 quiet: bool, rows: list, events: EventLog | None = None, bar: GenerationBar | None = None,
-                 label: str = ""):
+    def __init__(self, population, evaluator, folder: RunFolder, interval: int | None, final: int,
+                 run: RunSettings, quiet: bool, rows: list, events: EventLog | None = None,
+                 bar: GenerationBar | None = None, label: str = ""):
         self.population, self.evaluator, self.folder = population, evaluator, folder
-        self.interval, self.quiet, self.rows = interval, quiet, rows
+        self.interval, self.final, self.run = interval, final, run
+        self.quiet, self.rows = quiet, rows
+        self.solved: int | None = None  # the generation whose fitness reached fitness_threshold
         self.events, self.bar, self.label = events, bar, label
         self.population_behaviors = [r.behavior for r in evaluator.settings.behaviors if r.role == "population"]
         self.generation = population.generation
@@ -75,9 +80,15 @@ class RunRecorder(neat.reporting.BaseReporter):
                   f"species {row['species']:3d} | {row['scored_steps_per_s']:8.0f} scored agent-steps/s | "
                   f"{row['seconds']:6.1f} s" + (f" | ELO {row['elo']:7.1f}" if "elo" in row else ""), flush=True)
 
+    def found_solution(self, config, generation, best):
+        # neat-python also calls this at the end of a run with no_fitness_termination.
+        if not config.no_fitness_termination:
+            self.solved = generation
+
     def end_generation(self, config, population, species_set):
         next_generation = self.generation + 1
-        if self.interval is not None and next_generation % self.interval == 0:
+        due = self.interval is not None and (next_generation % self.interval == 0 or next_generation == self.final)
+        if due:
             self.folder.save_checkpoint(next_generation, self.population.config, population, species_set,
                                         random.getstate(), self._extras(next_generation))
 
@@ -85,11 +96,12 @@ class RunRecorder(neat.reporting.BaseReporter):
         selfplay = self.evaluator.selfplay
         return {"champion": self.evaluator.champion, "evaluator_generation": self.evaluator.generation,
                 "rows": [r for r in self.rows if r["generation"] < generation],
-                "best_genome": self.population.best_genome,
+                "best_genome": self.population.best_genome, "run_settings": self.run.to_dict(),
                 "selfplay": selfplay.state() if selfplay is not None else None}
 
-    def save_interrupted(self) -> str:
-        """Checkpoint of the generation that was running: it will be evaluated again on resume."""
+    def save_snapshot(self) -> str:
+        """Checkpoint of the generation that was running (interrupted, extinct, or the one that
+        reached fitness_threshold): it will be evaluated again on resume."""
         return self.folder.save_checkpoint_bytes(self.generation, self.snapshot)
 
 

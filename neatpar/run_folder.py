@@ -1,6 +1,6 @@
-"""The run folder of `neatpar evolve`: checkpoints, per-generation stats, plots, the winner and
-the simulator logs (TensorBoard's event files: tensorboard.py). Every file but the event files is
-written atomically (a reader sees the old or the whole new one).
+"""The run folder of `neatpar evolve`: the run's settings (run.json), checkpoints, per-generation
+stats, plots, the winner and the simulator logs (TensorBoard's event files: tensorboard.py). Every
+file but the event files is written atomically (a reader sees the old or the whole new one).
 
 stats.csv has one row per generation. Its columns never move: STATS_FIELDS first, then, in the
 order they first appear, per-behavior columns `FIELD:BEHAVIOR` (mean_return and
@@ -11,12 +11,14 @@ those with `elo` and `league_size` (run/league.py).
 
 Checkpoints keep neat-python's Checkpointer format (a gzip pickle of generation, config,
 population, species set and random state), so `neat.Checkpointer.restore_checkpoint` reads them;
-neatpar's own state (champion, stats history) follows as a second pickle in the same file.
+neatpar's own state (champion, stats history, the run's settings) follows as a second pickle in
+the same file.
 They are pickled without side effects on the live config (see neatpar.parallel.serialize).
 """
 from __future__ import annotations
 
 import csv
+import fcntl
 import gzip
 import io
 import json
@@ -24,15 +26,18 @@ import os
 import pickle
 import shutil
 import subprocess
+import tempfile
 
 from .envs.base import Layout
 from .errors import ConfigError
 from .files import write_atomic
 from .genome_io import save_genome_json, save_genome_pickle
 from .parallel.serialize import dumps
+from .run_settings import RunSettings
 
 BEHAVIORS_FILE = "behaviors.json"
 LEAGUE_FILE = "league.json"
+RUN_FILE = "run.json"  # the run's settings (run_settings.py), also in every checkpoint
 STATS_FIELDS = ("generation", "best_fitness", "mean_fitness", "stdev_fitness", "species", "episodes",
                 "scored_steps", "scored_steps_per_s", "agent_steps", "seconds",
                 "mean_return", "mean_episode_length", "mean_nodes", "mean_connections")
@@ -42,14 +47,45 @@ SPECIES_SIZES = "species_sizes"  # a row's {species id: members}, for species.pn
 
 
 class RunFolder:
-    """A run's output folder; created (and checked writable) before any simulator starts. A folder
-    for one population's outputs inside a run's (asymmetric self-play) has no `checkpoints`."""
+    """A run's output folder, held by one `neatpar evolve` process for as long as the run lasts.
 
-    def __init__(self, path: str, checkpoints: bool = True):
+    Claimed before any simulator starts: the folder is locked (flock on the folder itself: the
+    lock ends with the process, however it ends), then a new run creates run.json exclusively
+    (a folder that already holds a run or other files is refused), a resumed one rewrites it.
+    Two runs started at the same moment on one folder: one holds it, the other is refused.
+    With `run` None, a folder for one population's outputs inside a claimed run's folder
+    (asymmetric self-play): made and checked writable, with no run.json and no checkpoints."""
+
+    def __init__(self, path: str, run: RunSettings | None, resume: bool = False):
         self.path = os.path.abspath(path)
         self.created = _missing_folders(self.path)  # removed again by discard(), innermost first
+        self._lock: int | None = None
         try:
-            os.makedirs(os.path.join(self.path, "checkpoints") if checkpoints else self.path, exist_ok=True)
+            os.makedirs(self.path, exist_ok=True)
+            if run is not None:
+                self._lock = _lock_folder(self.path)
+        except OSError as exc:
+            self.created = []  # another run may own what this one found missing
+            raise ConfigError(f"run folder {self.path} is not writable ({exc.strerror}): choose another "
+                              f"with --out") from None
+        try:
+            self._claim(run, resume)
+        except BaseException:
+            self.release()
+            raise
+
+    def _claim(self, run: RunSettings | None, resume: bool) -> None:
+        """run.json written (exclusively for a new run), checkpoints/ made, writing checked."""
+        try:
+            if run is not None:
+                record = json.dumps(run.to_dict(), indent=1).encode()
+                if resume:
+                    write_atomic(self.run_file, record)
+                elif os.listdir(self.path) or not _create_exclusive(self.run_file, record):
+                    self.created = []
+                    raise ConfigError(f"run folder {self.path} already holds a run: choose a new --out, or "
+                                      f"continue that run with --resume {self.checkpoint_path('N')}")
+                os.makedirs(os.path.join(self.path, "checkpoints"), exist_ok=True)
             probe = os.path.join(self.path, f".write-test-{os.getpid()}")
             with open(probe, "w") as f:
                 f.write("ok")
@@ -59,24 +95,43 @@ class RunFolder:
                               f"with --out") from None
 
     @property
+    def run_file(self) -> str:
+        return os.path.join(self.path, RUN_FILE)
+
+    @property
     def logs(self) -> str:
         return os.path.join(self.path, "sim-logs")
 
-    def discard(self) -> None:
+    def release(self) -> None:
+        """End this process's hold on the folder (idempotent)."""
+        lock, self._lock = self._lock, None
+        if lock is not None:
+            os.close(lock)
+
+    def discard(self) -> tuple[str, str] | None:
         """Remove the folder, and the empty parents made for it, if this run created it (start-up
-        failed: nothing half-written stays, not even an empty runs/)."""
+        failed: nothing half-written stays, not even an empty runs/). The simulators' logs are
+        kept, moved to a folder of their own in the system's temporary folder: returns (where they
+        were, where they are now), None when there were none."""
         if not self.created:
-            return
+            return None
+        moved = None
+        if os.path.isdir(self.logs) and os.listdir(self.logs):
+            kept = tempfile.mkdtemp(prefix=f"neatpar-sim-logs-{os.path.basename(self.path)}-")
+            for name in os.listdir(self.logs):
+                shutil.move(os.path.join(self.logs, name), os.path.join(kept, name))
+            moved = (self.logs, kept)
         shutil.rmtree(self.path, ignore_errors=True)
         for parent in self.created[1:]:
             try:
                 os.rmdir(parent)
             except OSError:  # not empty: something else lives there now
                 break
+        return moved
 
     # ------------------------------------------------------------ checkpoints
 
-    def checkpoint_path(self, generation: int) -> str:
+    def checkpoint_path(self, generation: int | str) -> str:
         return os.path.join(self.path, "checkpoints", f"checkpoint-{generation}.gz")
 
     def save_checkpoint(self, generation, config, population, species_set, rndstate, extras: dict) -> str:
@@ -253,6 +308,38 @@ def _missing_folders(path: str) -> list[str]:
     return missing
 
 
+def _lock_folder(path: str) -> int:
+    """An exclusive lock on the folder itself (a descriptor children do not inherit), or a
+    ConfigError when another process holds it."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise ConfigError(f"run folder {path} is in use by another neatpar run: choose another --out, or wait for "
+                          f"that run to end") from None
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _create_exclusive(path: str, data: bytes) -> bool:
+    """Create `path` with `data` unless it exists (False then); a reader sees no part of it."""
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    try:
+        os.link(tmp, path)  # fails if `path` exists: one process creates it
+        return True
+    except FileExistsError:
+        return False
+    finally:
+        os.remove(tmp)
+
+
 def checkpoint_state(generation, config, population, species_set, rndstate, extras: dict) -> bytes:
     """The pickled content of a checkpoint: neat-python's 5-tuple, then neatpar's extras."""
     return dumps((generation, config, population, species_set, rndstate)) + dumps(extras)
@@ -282,13 +369,21 @@ def load_checkpoint(path: str) -> tuple:
     Unpickling runs code: load only checkpoints from your own run folders."""
     if not os.path.isfile(path):
         raise ConfigError(f"checkpoint {path} not found")
+    with open(path, "rb") as f:
+        magic = f.read(2)
+    if magic != b"\x1f\x8b":  # not gzip: a winner.json, a .pickle genome, a config...
+        raise ConfigError(f"{path} is not a checkpoint: resume from a run folder's checkpoints/checkpoint-N.gz")
     try:
         with gzip.open(path, "rb") as f:
             data = f.read()
         stream = io.BytesIO(data)
-        generation, config, population, species_set, rndstate = pickle.load(stream)
+        state = pickle.load(stream)
         extras = pickle.load(stream) if stream.tell() < len(data) else {}
     except (OSError, EOFError, pickle.UnpicklingError, ValueError, TypeError, AttributeError) as exc:
         raise ConfigError(f"checkpoint {path} is corrupt or truncated ({type(exc).__name__}): resume from "
                           f"an earlier one in the same folder") from None
+    if not (isinstance(state, tuple) and len(state) == 5 and isinstance(extras, dict)):
+        raise ConfigError(f"{path} is not a checkpoint (it holds a {type(state).__name__}): resume from a run "
+                          f"folder's checkpoints/checkpoint-N.gz")
+    generation, config, population, species_set, rndstate = state
     return generation, config, population, species_set, rndstate, extras

@@ -27,6 +27,7 @@ from .errors import ConfigError, ExportError
 from .export import write_model
 from .reporters import RunRecorder
 from .run_folder import RunFolder, checkpoint_state, load_behaviors, restore_population
+from .run_settings import RunSettings
 from .settings import Settings
 from .tensorboard import EventLog, behavior_run
 
@@ -43,14 +44,15 @@ class Side:
 
 
 class Alternation:
-    """Both populations of an asymmetric self-play run (see the module docstring). `first` is the
-    first behavior's population (new, or restored from `restored`'s checkpoint, whose extras hold
-    the second one: `sides`)."""
+    """Both populations of an asymmetric self-play run (see the module docstring). `start` holds
+    the first behavior's population (new, or restored from a checkpoint, whose extras hold the
+    second one: `start.sides`); `run` is the run's settings, stored in every checkpoint."""
 
     def __init__(self, settings: Settings, configs: dict, evaluator, folder: RunFolder, bar, quiet: bool,
-                 first: neat.Population, first_rows: list, saved_sides: dict | None, resumed: bool,
-                 before_finish=None):
+                 start, run: RunSettings, resumed: bool, before_finish=None):
         self.settings, self.evaluator, self.folder, self.quiet = settings, evaluator, folder, quiet
+        self.run_settings = run
+        first, first_rows, saved_sides = start.population, start.rows, start.sides
         self.before_finish = before_finish   # called first by finish (the final round-robin)
         self.snapshot, self.snapshot_generation = b"", 0
         selfplay = evaluator.selfplay
@@ -70,10 +72,10 @@ class Alternation:
                 rows = list(saved["rows"])
             else:
                 population, rows = neat.Population(config), []   # continues the run's seeded generator
-            sub = RunFolder(os.path.join(folder.path, behavior_run(behavior)), checkpoints=False)
+            sub = RunFolder(os.path.join(folder.path, behavior_run(behavior)), None)
             events = EventLog(sub.path, resume_at=population.generation if resumed else None)
-            population.add_reporter(RunRecorder(population, evaluator, sub, None, quiet, rows, events, bar,
-                                                label=f"{behavior.split('?')[0]:>8s} "))
+            population.add_reporter(RunRecorder(population, evaluator, sub, None, settings.generations, run, quiet,
+                                                rows, events, bar, label=f"{behavior.split('?')[0]:>8s} "))
             population.add_reporter(_Turn(self))
             self.sides.append(Side(behavior, config, population, sub, events, rows))
             selfplay.start(behavior, next(iter(population.population.values())))
@@ -111,17 +113,23 @@ class Alternation:
         first = saved.pop(self.sides[0].behavior)
         extras = {"champion": evaluator.champion, "evaluator_generation": evaluator.generation,
                   "rows": first["rows"], "best_genome": first["best_genome"], "selfplay": evaluator.selfplay.state(),
-                  "sides": saved}
+                  "sides": saved, "run_settings": self.run_settings.to_dict()}
         return checkpoint_state(first["generation"], first["config"], first["population"], first["species"],
                                 random.getstate(), extras)
 
-    def save_interrupted(self) -> str:
+    @property
+    def solved(self) -> None:
+        """Never: both populations run with no_fitness_termination."""
+        return None
+
+    def save_snapshot(self) -> str:
         """Checkpoint of the generation that was running: it is played again on resume."""
         return self.folder.save_checkpoint_bytes(self.snapshot_generation, self.snapshot)
 
     def after_generation(self, side_population) -> None:
-        """A population made its next generation: the run's checkpoint, when one is due."""
-        if self.generation % self.settings.checkpoint_interval == 0:
+        """A population made its next generation: the run's checkpoint, when one is due (every
+        checkpoint_interval generations, and after the run's last)."""
+        if self.generation % self.settings.checkpoint_interval == 0 or self.generation == self.settings.generations:
             advanced = next(s for s in self.sides if s.population.population is side_population)
             self.folder.save_checkpoint_bytes(self.generation, self.state(advanced))
 

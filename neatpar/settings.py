@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import ast
 import configparser
+import contextlib
 import dataclasses
 import difflib
 import enum
+import math
 import os
 import shlex
+import tempfile
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
@@ -28,7 +31,8 @@ from .errors import ConfigError
 
 ROLES = ("population", "champion", "league")
 FITNESS_AGGREGATES = ("mean", "min", "max", "median", "sum")
-NETWORKS = ("feedforward", "recurrent")
+NETWORKS = ("feedforward", "recurrent", "ctrnn")
+MAX_CTRNN_STEPS = 1000  # Euler steps per decision (the ONNX model unrolls them)
 INFERENCE = ("inprocess", "pool", "auto")
 BACKENDS = ("local", "ray")
 NEAT_STEPS = ("neatpar", "neat-python")
@@ -120,6 +124,7 @@ def choice(options: tuple[str, ...]) -> Reader:
         if text not in options:
             raise where.fail(name, value, f"is not one of {', '.join(options)}")
         return text
+    read.options = options  # shown by the CLI's help
     return read
 
 
@@ -307,9 +312,11 @@ def address(name: str, value: Any, where: Where) -> str | None:
     return value.strip()
 
 
-def setting(default: Any, reader: Reader, help: str, flag: bool = False) -> Any:
-    """A settings field: its default, how to read it, and its help (also the CLI flag's, if any)."""
-    metadata = {"reader": reader, "help": help, "flag": flag}
+def setting(default: Any, reader: Reader, help: str, flag: bool = False, shown_default: Any = None) -> Any:
+    """A settings field: its default, how to read it, and its help (also the CLI flag's, if any);
+    `shown_default` is what help texts name when the default (None) means a value chosen later."""
+    metadata = {"reader": reader, "help": help, "flag": flag,
+                "shown_default": default if shown_default is None else shown_default}
     if default is dataclasses.MISSING:
         return field(metadata=metadata)
     return field(default=default, metadata=metadata)
@@ -332,16 +339,21 @@ class Settings:
     env_args: tuple[str, ...] = setting((), arguments, "extra command-line arguments for the build")
     env_kwargs: tuple[tuple[str, Any], ...] = setting((), keyword_arguments, "keyword arguments for "
                                                       "gymnasium.make, 'name = value' pairs of Python literals")
-    agents: int | None = setting(None, optional(integer(1, 65536)), f"copies of a Gymnasium environment played at "
-                                                                    f"once per process (default {DEFAULT_COPIES})",
-                                 flag=True)
+    agents: int | None = setting(None, optional(integer(1, 65536)), "copies of a Gymnasium environment played at "
+                                                                    "once per process", flag=True,
+                                 shown_default=DEFAULT_COPIES)
     max_steps: int = setting(1000, integer(1), "decisions of a population agent after which the runner "
                                                "ends the genome's episode")
     episodes_per_genome: int = setting(1, integer(1), "episodes each genome plays per generation")
     generations: int = setting(50, integer(1), "total generations of a run", flag=True)
     seed: int | None = setting(None, optional(integer(0, 2**31 - 1)), "seed of the run (the same seed repeats "
                                                                       "the run)", flag=True)
-    network: str = setting("feedforward", choice(NETWORKS), "feedforward or recurrent networks")
+    network: str = setting("feedforward", choice(NETWORKS), "feedforward, recurrent or ctrnn (continuous-time) "
+                                                            "networks")
+    ctrnn_decision_time: float = setting(0.1, number(), "seconds of game time one decision advances a CTRNN (in "
+                                                        "Unity: Fixed Timestep x DecisionRequester period)")
+    ctrnn_time_step: float = setting(0.02, number(), "a CTRNN's Euler step in seconds (the last step of a "
+                                                     "decision may be shorter)")
     fitness: str = setting("mean", choice(FITNESS_AGGREGATES), "aggregate of a genome's episode returns")
     time_scale: float = setting(20.0, number(), "the engine's time scale")
     no_graphics: bool = setting(True, boolean, "run the build headless")
@@ -400,6 +412,11 @@ class Settings:
         if self.hosted and self.inference == "pool":
             raise ConfigError("inference = pool with env hosts: each host runs its networks in its own process; "
                               "set inference = inprocess (or envs = 1)")
+        steps = math.ceil(self.ctrnn_decision_time / self.ctrnn_time_step)
+        if self.network == "ctrnn" and steps > MAX_CTRNN_STEPS:
+            raise ConfigError(f"ctrnn_decision_time = {self.ctrnn_decision_time} in steps of ctrnn_time_step = "
+                              f"{self.ctrnn_time_step} is {steps} Euler steps per decision, more than "
+                              f"{MAX_CTRNN_STEPS}: use a larger ctrnn_time_step")
         if self.address is not None and self.backend != "ray":
             raise ConfigError(f"address = {self.address} names a Ray cluster: use it with backend = ray "
                               f"(--backend ray)")
@@ -418,6 +435,10 @@ class Settings:
                 raise ConfigError(f"neat_configs names {behavior!r}, but only the two league behaviors of an asymmetric "
                                   f"game (no population role) evolve populations of their own: "
                                   f"{', '.join(evolving) or 'this config has none'}")
+        if self.neat_configs and self.network == "ctrnn":
+            raise ConfigError("neat_configs with network = ctrnn: an asymmetric game's populations of their own neat "
+                              "configs run as feedforward or recurrent networks; set network = feedforward or "
+                              "recurrent, or leave out neat_configs")
         if self.league_swap_sides:
             if (populations, leagues) != (1, 1):
                 raise ConfigError("league_swap_sides = true swaps the sides of one population behavior and one "
@@ -491,7 +512,11 @@ class Settings:
         """Rules between these settings and the neat-python config they run with."""
         if self.network == "feedforward" and not neat_config.genome_config.feed_forward:
             raise ConfigError(f"{source}: [DefaultGenome] feed_forward = false evolves recurrent genomes; set "
-                              f"[neatpar] network = recurrent")
+                              f"[neatpar] network = recurrent (or ctrnn)")
+        lowest = getattr(neat_config.genome_config, "time_constant_min_value", None)
+        if self.network == "ctrnn" and lowest is not None and not lowest > 0:
+            raise ConfigError(f"{source}: [DefaultGenome] time_constant_min_value = {lowest} lets a node's time "
+                              f"constant reach {lowest}; a CTRNN divides by it: set it above 0 (e.g. 0.01)")
 
 
 def _read(values: Mapping[str, Any], source: Source, base: str) -> dict:
@@ -527,38 +552,60 @@ def neat_step_classes(neat_step: str) -> tuple[type, type, type]:
     return neat.DefaultGenome, neat.DefaultReproduction, neat.DefaultSpeciesSet
 
 
-def read_neat_config(settings: Settings, path: str) -> neat.Config:
-    """A neat-python config file for these settings, checked; errors name the fix."""
-    if not os.path.isfile(path):
+def read_neat_config(settings: Settings, path: str, text: str | None = None) -> neat.Config:
+    """A neat-python config file for these settings, checked; errors name the fix. With `text`,
+    that is the file's content (a resumed run's stored config): `path` then only names it."""
+    if text is None and not os.path.isfile(path):
         raise ConfigError(f"neat config {path!r} not found: fix the path (relative to the config file)")
-    try:
-        config = neat.Config(*neat_step_classes(settings.neat_step), neat.DefaultStagnation, path)
-    except Exception as exc:  # neat-python's own messages, made one line
-        raise ConfigError(f"neat-python rejects {path}: {' '.join(str(exc).split())}") from None
+    with _as_file(path, text) as readable:
+        try:
+            config = neat.Config(*neat_step_classes(settings.neat_step), neat.DefaultStagnation, readable)
+        except Exception as exc:  # neat-python's own messages, made one line
+            raise ConfigError(f"neat-python rejects {path}: {' '.join(str(exc).split())}") from None
     settings.check_neat_config(config, path)
     return config
 
 
-def population_configs(settings: Settings, neat_config: neat.Config) -> dict[str, neat.Config]:
+def population_configs(settings: Settings, neat_config: neat.Config,
+                       texts: Mapping[str, str] | None = None) -> dict[str, neat.Config]:
     """The neat config of each league behavior's own population in an asymmetric game: its file
-    from neat_configs, else `neat_config` (the run's own)."""
-    files = dict(settings.neat_configs)
-    return {r.behavior: read_neat_config(settings, files[r.behavior]) if r.behavior in files else neat_config
-            for r in settings.behaviors if r.role == "league"}
+    from neat_configs (read from `texts`, behavior -> the file's content, where given: a resumed
+    run's stored copy), else `neat_config` (the run's own)."""
+    files, texts = dict(settings.neat_configs), texts or {}
+    return {r.behavior: read_neat_config(settings, files[r.behavior], texts.get(r.behavior))
+            if r.behavior in files else neat_config for r in settings.behaviors if r.role == "league"}
 
 
-def load(path: str) -> tuple[neat.Config, Settings]:
-    """A neat-python config file with a [neatpar] section, checked; errors name the fix."""
-    if not os.path.isfile(path):
+def load(path: str, text: str | None = None) -> tuple[neat.Config, Settings]:
+    """A neat-python config file with a [neatpar] section, checked; errors name the fix. With
+    `text`, that is the file's content (a resumed run's stored config): `path` then only names it
+    and anchors its relative paths."""
+    if text is None and not os.path.isfile(path):
         raise ConfigError(f"config file {path!r} not found: pass the path of a neat-python config "
                           f"with a [neatpar] section (see configs/)")
     parser = configparser.ConfigParser()
     try:
-        parser.read(path)
+        if text is None:
+            parser.read(path)
+        else:
+            parser.read_string(text, source=path)
     except configparser.Error as exc:
         raise ConfigError(f"config file {path} cannot be parsed: {' '.join(str(exc).split())}") from None
     if not parser.has_section("neatpar"):
-        raise ConfigError(f"config file {path} has no [neatpar] section: add one with at least 'env' "
-                          f"and 'behaviors' (see configs/ball.cfg)")
+        raise ConfigError(f"config file {path} has no [neatpar] section: add one with at least env (a build path, "
+                          f"with behaviors; or gymnasium:ID; see configs/ball.cfg and configs/cartpole.cfg)")
     settings = Settings.create(dict(parser.items("neatpar")), Source.FILE, os.path.dirname(os.path.abspath(path)))
-    return read_neat_config(settings, path), settings
+    return read_neat_config(settings, path, text), settings
+
+
+@contextlib.contextmanager
+def _as_file(path: str, text: str | None):
+    """A file neat-python can read: `path` itself, or a private copy of `text`."""
+    if text is None:
+        yield path
+        return
+    with tempfile.TemporaryDirectory(prefix="neatpar-config-") as folder:
+        copy = os.path.join(folder, os.path.basename(path))
+        with open(copy, "w") as f:
+            f.write(text)
+        yield copy

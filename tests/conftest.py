@@ -1,7 +1,9 @@
 """Shared fixtures: real neat-python configs and genomes, and a check that no child process
 outlives a test. Shared functions live in helpers.py."""
 import os
+import shutil
 import signal
+import tempfile
 
 import neat
 import pytest
@@ -22,11 +24,17 @@ def genomes(xor_config):
 
 
 @pytest.fixture(autouse=True)
-def no_leftover_children():
-    """Every test must leave no child process behind; stragglers are killed and reported."""
+def no_leftover_children(monkeypatch):
+    """Every test must leave no child process behind; stragglers are killed and reported. The
+    processes a test starts get a temporary folder of their own (TMPDIR, short enough for Ray's
+    socket paths), removed afterwards: what a run keeps there (a failed start's simulator logs)
+    does not outlive the test."""
+    temporary = tempfile.mkdtemp(prefix="neatpar-test-")
+    monkeypatch.setenv("TMPDIR", temporary)
     before = child_pids()
     yield
     left = wait_gone(child_pids() - before)
     for pid in left:
         os.kill(pid, signal.SIGKILL)
+    shutil.rmtree(temporary, ignore_errors=True)
     assert not left, f"child processes left running after the test: {sorted(left)}"

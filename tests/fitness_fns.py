@@ -85,6 +85,25 @@ def returns_none(genome, config):
     return None
 
 
+def raise_always(genome, config):
+    raise ValueError(f"boom in genome {genome.key}")
+
+
+def raise_for_odd_keys(genome, config):
+    if genome.key % 2:
+        raise ValueError(f"odd genome {genome.key}")
+    return 0.0
+
+
+def hang_always(genome, config):
+    time.sleep(3600)
+
+
+def sets_fitness_instead(genome, config):
+    """What a newcomer writes first: the fitness set on the genome (a copy, in the worker), not returned."""
+    genome.fitness = 1.0
+
+
 def returns_nan(genome, config):
     return float("nan")
 

@@ -4,10 +4,12 @@ Test modules import from here and never from each other."""
 import contextlib
 import csv
 import os
+import queue
 import random
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 from multiprocessing import resource_tracker
@@ -76,6 +78,10 @@ DEFAULTS = dict(
     aggregation_mutate_rate=0.0, conn_add_prob=0.5, conn_delete_prob=0.2, node_add_prob=0.3,
     node_delete_prob=0.1, bias_mutate_rate=0.7, response_mutate_rate=0.0, response_init_stdev=0.0,
     enabled_mutate_rate=0.05, weight_init_stdev=1.0, max_stagnation=20, species_elitism=2,
+    # neat-python's own defaults for the node genes' time_constant (fixed at 1.0), which CTRNNs read
+    time_constant_init_mean=1.0, time_constant_init_stdev=0.0, time_constant_mutate_rate=0.0,
+    time_constant_mutate_power=0.0, time_constant_replace_rate=0.0, time_constant_min_value=0.01,
+    time_constant_max_value=10.0,
 )
 
 TEMPLATE = """
@@ -130,6 +136,14 @@ weight_min_value = -30
 weight_mutate_rate = 0.8
 weight_replace_rate = 0.1
 weight_mutate_power = 0.5
+time_constant_init_mean = {time_constant_init_mean}
+time_constant_init_stdev = {time_constant_init_stdev}
+time_constant_init_type = gaussian
+time_constant_replace_rate = {time_constant_replace_rate}
+time_constant_mutate_rate = {time_constant_mutate_rate}
+time_constant_mutate_power = {time_constant_mutate_power}
+time_constant_max_value = {time_constant_max_value}
+time_constant_min_value = {time_constant_min_value}
 enabled_default = true
 enabled_mutate_rate = {enabled_mutate_rate}
 enabled_rate_to_true_add = 0.0
@@ -171,13 +185,14 @@ def make_config(directory, name="neat.cfg", **options):
 
 
 def hand_genome(config, nodes: dict, links: list, key: int = 1):
-    """A genome written by hand: nodes {key: (activation, aggregation, bias, response)}, links
-    [(source, target, weight, enabled)] in connection order."""
+    """A genome written by hand: nodes {key: (activation, aggregation, bias, response[, time
+    constant])}, links [(source, target, weight, enabled)] in connection order."""
     from neat.genes import DefaultConnectionGene, DefaultNodeGene
     genome = config.genome_type(key)
-    for n, (act, agg, bias, response) in nodes.items():
+    for n, (act, agg, bias, response, *tau) in nodes.items():
         gene = DefaultNodeGene(n)
-        gene.activation, gene.aggregation, gene.bias, gene.response, gene.time_constant = act, agg, bias, response, 1.0
+        gene.activation, gene.aggregation, gene.bias, gene.response = act, agg, bias, response
+        gene.time_constant = tau[0] if tau else 1.0
         genome.nodes[n] = gene
     for innovation, (i, o, weight, enabled) in enumerate(links):
         gene = DefaultConnectionGene((i, o), innovation=innovation + 1)
@@ -307,6 +322,40 @@ def duel_cfg(folder, name="duel.cfg", generations=3, **neatpar):
                         activation_options="tanh", activation_default="tanh")
 
 
+HOVER = os.path.join(BUILDS, "hover")
+CTRNN_GENES = dict(time_constant_init_mean=0.2, time_constant_init_stdev=0.1, time_constant_mutate_rate=0.3,
+                   time_constant_mutate_power=0.1, time_constant_replace_rate=0.05, time_constant_min_value=0.02,
+                   time_constant_max_value=5.0)
+
+
+def hover_cfg(folder, name="hover.cfg", generations=3, interval=1, **over):
+    """configs/hover.cfg in small: CTRNNs on the hover build, decisions every 5 academy steps."""
+    section = {"env": HOVER, "env_args": "--agents 6 --max-steps 150 --decision-period 5",
+               "behaviors": "Hover?team=0: population", "network": "ctrnn", "ctrnn_decision_time": 0.1,
+               "ctrnn_time_step": 0.02, "max_steps": 30, "generations": generations, "seed": 4,
+               "checkpoint_interval": interval, "worker_id": free_worker_id()}
+    neat_options = {k: over.pop(k) for k in list(over) if k in DEFAULTS}  # the rest is [neatpar]
+    section.update(over)
+    return write_config(folder, name, neatpar=section, **{"pop_size": 10, "num_inputs": 2, "num_outputs": 1,
+                                                          "feed_forward": "false", "num_hidden": 1,
+                                                          "activation_options": "tanh", "activation_default": "tanh",
+                                                          **CTRNN_GENES, **neat_options})
+
+
+def genes_of(genome) -> tuple:
+    """A genome's key, fitness and genes, exactly (floats as hex), whatever its class."""
+    from neatpar.evolution.records import gene_dicts
+    nodes, connections = gene_dicts(genome)
+    return (genome.key, genome.fitness,
+            [(k, n.bias.hex(), n.response.hex(), n.activation, n.aggregation) for k, n in nodes.items()],
+            [(k, c.innovation, c.weight.hex(), c.enabled) for k, c in connections.items()])
+
+
+# The command a user types (it holds Ctrl+C back while Python imports neatpar; `python -m
+# neatpar.cli` cannot, so a signal in its first seconds may be lost in a C extension's start-up).
+NEATPAR_COMMAND = os.path.join(os.path.dirname(sys.executable), "neatpar")
+
+
 def neatpar_cli(*args, timeout=300):
     return subprocess.run([sys.executable, "-m", "neatpar.cli", *args], capture_output=True, text=True,
                           cwd=ROOT, timeout=timeout)
@@ -317,16 +366,73 @@ def stats_rows(folder):
         return [(r["generation"], r["best_fitness"], r["mean_fitness"], r["species"]) for r in csv.DictReader(f)]
 
 
-class Run:
-    """`neatpar evolve` in a subprocess whose processes carry a marker in their environment."""
+def wait_until(condition, timeout: float, what: str, interval: float = 0.05):
+    """Poll `condition` until it returns something true and return that; fail naming `what` when
+    `timeout` seconds pass first."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"waited {timeout} s for {what}")
+        time.sleep(interval)
 
-    def __init__(self, config, out, *extra):
+
+def process_maps(pid: int) -> str:
+    """What process `pid` has mapped (/proc/PID/maps); empty when it is gone."""
+    try:
+        with open(f"/proc/{pid}/maps") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def segments_mapped(pids) -> set[str]:
+    """neatpar's shared-memory segments that the processes `pids` have mapped now."""
+    found = set()
+    for pid in pids:
+        for line in process_maps(pid).splitlines():
+            fields = line.split(maxsplit=5)  # address, perms, offset, device, inode, path
+            if len(fields) == 6 and fields[5].startswith("/dev/shm/neatpar-"):
+                found.add(fields[5].split()[0][len("/dev/shm/"):])
+    return found
+
+
+class Run:
+    """`neatpar evolve` in a subprocess whose processes carry a marker in their environment. Its
+    output is read as it comes (`wait_for`), and the shared-memory segments it maps are noted while
+    it runs (`segments`), so that `assert_clean` can check that each of them is gone."""
+
+    def __init__(self, config, out, *extra, command=None):
         self.mark = f"{os.getpid()}-{time.monotonic_ns()}"
         env = {**os.environ, "NEATPAR_TEST_MARK": self.mark}
-        self.proc = subprocess.Popen([sys.executable, "-m", "neatpar.cli", "evolve", "--config", config, "--out",
-                                      str(out), *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True, cwd=ROOT, env=env)
-        self.lines = []
+        args = ["--config", config, "--out", str(out), *extra] if config is not None else [*extra]
+        self.proc = subprocess.Popen([*(command or [sys.executable, "-m", "neatpar.cli"]), "evolve", *args],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
+        self.lines: list[str] = []
+        self.segments: set[str] = set()
+        self._stdout: queue.Queue = queue.Queue()
+        self._stderr: list[str] = []
+        self._threads = [threading.Thread(target=self._read_stdout, daemon=True),
+                         threading.Thread(target=self._read_stderr, daemon=True),
+                         threading.Thread(target=self._note_segments, daemon=True)]
+        for thread in self._threads:
+            thread.start()
+
+    def _read_stdout(self):
+        for line in self.proc.stdout:
+            self._stdout.put(line)
+        self._stdout.put(None)
+
+    def _read_stderr(self):
+        self._stderr.extend(self.proc.stderr)
+
+    def _note_segments(self):
+        """The run's process creates (and maps) every segment of the run: read its maps often."""
+        while self.proc.poll() is None:
+            self.segments |= segments_mapped([self.proc.pid])
+            time.sleep(0.02)
 
     def family(self):
         return [p for p in processes_marked(f"NEATPAR_TEST_MARK={self.mark}") if p != self.proc.pid]
@@ -337,29 +443,51 @@ class Run:
     def workers(self):
         return [p for p in self.family() if "spawn_main" in cmdline(p)]
 
-    def wait_for(self, prefix, timeout=120):
+    def wait_for(self, prefix, timeout=120) -> str:
+        """Read output lines until one starts with `prefix` and return it; fail when the output ends
+        or `timeout` seconds pass first."""
         deadline = time.monotonic() + timeout
-        for line in self.proc.stdout:
+        while True:
+            try:
+                line = self._stdout.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                raise AssertionError(f"no line starting with {prefix!r} within {timeout} s; the output so far: "
+                                     f"{''.join(self.lines)!r}") from None
+            if line is None:
+                self._stdout.put(None)
+                raise AssertionError(f"the output ended (exit status {self.proc.wait()}) before a line starting "
+                                     f"with {prefix!r}: {''.join(self.lines)!r}; stderr: {''.join(self._stderr)!r}")
             self.lines.append(line)
-            if line.startswith(prefix) or time.monotonic() > deadline:
-                return
+            if line.startswith(prefix):
+                return line
 
     def finish(self, timeout=300):
+        """Wait for the run to end (killed if it takes longer than `timeout`); (exit status, stderr)."""
         try:
-            out, err = self.proc.communicate(timeout=timeout)
+            self.proc.wait(timeout=timeout)
         finally:
             if self.proc.poll() is None:
                 self.proc.kill()
                 self.proc.wait()
-        self.lines.extend(out.splitlines(True))
-        return self.proc.returncode, err
+        for thread in self._threads:
+            thread.join(timeout=10)
+        while True:
+            line = self._stdout.get()
+            if line is None:
+                break
+            self.lines.append(line)
+        return self.proc.returncode, "".join(self._stderr)
 
-    def assert_clean(self, segments_before):
-        deadline = time.monotonic() + 5
-        while self.family() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert self.family() == [], f"left running: {[cmdline(p) for p in self.family()]}"
-        assert shm_segments() == segments_before
+    def assert_clean(self, segments_expected: bool = False):
+        """No process of the run is left, and every shared-memory segment it was seen to map is gone
+        (with `segments_expected`, it must have mapped some: the check is not empty)."""
+        try:
+            wait_until(lambda: not self.family(), 5, "the run's processes to end")
+        except AssertionError:
+            raise AssertionError(f"left running: {[cmdline(p) for p in self.family()]}") from None
+        assert not segments_expected or self.segments, "the run mapped no shared-memory segment"
+        left = self.segments & shm_segments()
+        assert not left, f"shared-memory segments left: {sorted(left)}"
 
 
 def evaluator_and_population(tmp_path, name="ball.cfg", **over):
@@ -374,17 +502,17 @@ def evaluator_and_population(tmp_path, name="ball.cfg", **over):
     return UnityEvaluator.from_settings(run), config, list(population.population.items())
 
 
-def probe_hosts(tmp_path, agents, pop, envs=2, episode=5, backend="local"):
+def probe_hosts(tmp_path, agents, pop, envs=2, episode=5, backend="local", num_outputs=1, **over):
     """An evaluator on env hosts of the probe build (episodes of exactly `episode` decisions), its
-    neat config and a first generation of `pop` genomes."""
+    neat config and a first generation of `pop` genomes; `over` changes [neatpar] keys."""
     import neat
     from neatpar import settings as run_config
     from neatpar.run.evaluator import UnityEvaluator
     section = {"env": os.path.join(BUILDS, "probe"), "env_args": f"--agents {agents} --episode-decisions {episode}",
                "behaviors": "Probe?team=0: population", "max_steps": 50, "seed": 4, "envs": envs,
-               "backend": backend, "worker_id": free_worker_id(), "timeout": 5}
+               "backend": backend, "worker_id": free_worker_id(), "timeout": 5, **over}
     path = write_config(tmp_path, f"probe{envs}{backend}.cfg", neatpar=section, pop_size=pop, num_inputs=4,
-                        num_outputs=1, activation_options="tanh", activation_default="tanh")
+                        num_outputs=num_outputs, activation_options="tanh", activation_default="tanh")
     config, settings = run_config.load(path)
     return UnityEvaluator.from_settings(settings), config, list(neat.Population(config, seed=5).population.items())
 
@@ -589,13 +717,20 @@ def read_like_ml_agents(model, sensors: list, continuous: int, branches: tuple, 
 def record_ball_episodes(genome, config, agents: int, max_steps: int, seed: int = 5) -> tuple:
     """A recurrent genome drives `agents` agents of the ball simulator through neatpar's kernel
     until each has finished one episode: (layout, {agent: [(observation, continuous action)]})."""
+    from neatpar.nn import RecurrentPopulation
+    return record_episodes(RecurrentPopulation.create([genome], config), "ball",
+                           ["--agents", str(agents), "--max-steps", str(max_steps)], agents, seed)
+
+
+def record_episodes(population, build: str, args: list, agents: int, seed: int = 5) -> tuple:
+    """A one-genome population kernel with state (recurrent or CTRNN) drives the `agents` agents
+    of a simulator build until each has finished one episode: (layout, {agent: [(observation,
+    continuous action)]}), one entry per decision."""
     import numpy as np
     from neatpar.envs.unity.adapter import layout_of, outputs_to_actions
-    from neatpar.nn import RecurrentPopulation
-    population = RecurrentPopulation.create([genome], config)
     recorded: dict[int, list] = {}
     finished: set[int] = set()
-    with simulator("ball", args=["--agents", str(agents), "--max-steps", str(max_steps)], seed=seed) as env:
+    with simulator(build, args=args, seed=seed) as env:
         env.reset()
         behavior = next(iter(env.behavior_specs))
         layout = layout_of(behavior, env.behavior_specs[behavior])

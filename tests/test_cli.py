@@ -2,6 +2,8 @@
 import gzip
 import json
 import os
+import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -13,7 +15,8 @@ import pytest
 import neatpar
 
 from neatpar.genome_io import genome_from_dict
-from helpers import ROOT, Run, ball_cfg, neatpar_cli, on_terminal, screen, shm_segments, stats_rows, write_config
+from helpers import (NEATPAR_COMMAND, ROOT, Run, ball_cfg, genes_of, hover_cfg, neatpar_cli, on_terminal, process_maps,
+                     screen, stats_rows, wait_until, write_config)
 
 
 def test_evolve_writes_a_complete_run_folder(tmp_path):
@@ -23,6 +26,8 @@ def test_evolve_writes_a_complete_run_folder(tmp_path):
     assert "gen    2" in result.stdout and "agent-steps/s" in result.stdout
     assert sorted(os.listdir(out / "checkpoints")) == ["checkpoint-1.gz", "checkpoint-2.gz", "checkpoint-3.gz"]
     assert len(stats_rows(out)) == 3
+    record = json.load(open(out / "run.json"))  # the run's settings: its config's text and the flags
+    assert record["config_text"] == open(tmp_path / "ball.cfg").read() and record["flags"] == {}
     winner = genome_from_dict(json.load(open(out / "winner.json")))   # loads without pickle
     assert winner.nodes and (out / "winner.pickle").exists()
     assert (out / "winner.dot").read_text().startswith("digraph winner")
@@ -31,14 +36,6 @@ def test_evolve_writes_a_complete_run_folder(tmp_path):
     # neat-python's own Checkpointer reads neatpar's checkpoints.
     restored = neat.Checkpointer.restore_checkpoint(str(out / "checkpoints" / "checkpoint-2.gz"))
     assert restored.generation == 2 and len(restored.population) == 8
-
-
-def _genes(genome) -> tuple:
-    from neatpar.evolution.records import gene_dicts
-    nodes, connections = gene_dicts(genome)
-    return (genome.key, genome.fitness,
-            [(k, n.bias.hex(), n.response.hex(), n.activation, n.aggregation) for k, n in nodes.items()],
-            [(k, c.innovation, c.weight.hex(), c.enabled) for k, c in connections.items()])
 
 
 @pytest.mark.slow
@@ -58,7 +55,7 @@ def test_neatpar_s_neat_step_gives_the_run_neat_python_s_classes_give(tmp_path):
     assert type(ours[2].population[next(iter(ours[2].population))]) is neatpar.Genome
     assert type(theirs[2].population[next(iter(theirs[2].population))]) is neat.DefaultGenome
     assert ours[0] == theirs[0] and ours[1] == theirs[1]
-    assert [_genes(g) for g in ours[2].population.values()] == [_genes(g) for g in theirs[2].population.values()]
+    assert [genes_of(g) for g in ours[2].population.values()] == [genes_of(g) for g in theirs[2].population.values()]
     assert len({row[2] for row in ours[0]}) > 1  # the runs evolve (the mean fitness moves)
 
 
@@ -69,12 +66,43 @@ def test_resume_continues_exactly_and_a_fixed_seed_repeats(tmp_path):
     assert neatpar_cli("evolve", "--config", config, "--out", str(full)).returncode == 0
     assert neatpar_cli("evolve", "--config", config, "--out", str(part), "--generations", "2").returncode == 0
     resumed = neatpar_cli("evolve", "--config", config, "--resume", str(part / "checkpoints" / "checkpoint-2.gz"),
-                          "--generations", "4")
-    assert resumed.returncode == 0, resumed.stderr
+                          "--generations", "4")  # the same config given again changes nothing
+    assert resumed.returncode == 0 and resumed.stderr == "", resumed.stderr
     assert stats_rows(full) == stats_rows(part)
     assert json.load(open(full / "winner.json")) == json.load(open(part / "winner.json"))
     assert neatpar_cli("evolve", "--config", config, "--out", str(again)).returncode == 0
     assert stats_rows(again) == stats_rows(full)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("envs", [1, 2])
+def test_a_ctrnn_run_on_the_hover_build_evolves_and_resumes_exactly(tmp_path, envs):
+    """network = ctrnn through neatpar evolve, on one simulator and on two env hosts: the run
+    stopped after 2 generations and resumed is the run that went through in one go."""
+    config = hover_cfg(tmp_path, generations=4, interval=2, envs=envs)
+    full, part = tmp_path / "full", tmp_path / "part"
+    assert neatpar_cli("evolve", "--config", config, "--out", str(full)).returncode == 0
+    assert neatpar_cli("evolve", "--config", config, "--out", str(part), "--generations", "2").returncode == 0
+    resumed = neatpar_cli("evolve", "--config", config, "--resume", str(part / "checkpoints" / "checkpoint-2.gz"),
+                          "--generations", "4")
+    assert resumed.returncode == 0, resumed.stderr
+    rows = stats_rows(full)
+    assert rows == stats_rows(part) and len(rows) == 4
+    assert json.load(open(full / "winner.json")) == json.load(open(part / "winner.json"))
+    assert len({row[2] for row in rows}) > 1  # the mean fitness moves
+    winner = json.load(open(full / "winner.json"))
+    assert len({node["time_constant"] for node in winner["nodes"]}) > 1  # time constants evolve
+
+
+@pytest.mark.parametrize("over, message", [
+    ({"network": "ctrnm"}, "[neatpar] network = ctrnm is not one of feedforward, recurrent, ctrnn"),
+    ({"ctrnn_time_step": 0}, "[neatpar] ctrnn_time_step = 0 must be greater than 0"),
+    ({"ctrnn_decision_time": "soon"}, "[neatpar] ctrnn_decision_time = soon is not a number"),
+    ({"ctrnn_time_step": 0.00005}, "ctrnn_decision_time = 0.1 in steps of ctrnn_time_step = 5e-05 is 2000 Euler"),
+    ({"time_constant_min_value": 0.0}, "time_constant_min_value = 0.0 lets a node's time constant reach 0.0"),
+])
+def test_bad_ctrnn_settings_are_one_line_errors(tmp_path, over, message):
+    bad(tmp_path, ["evolve", "--config", hover_cfg(tmp_path, **over)], message)
 
 
 def test_play_a_saved_winner(tmp_path):
@@ -182,7 +210,7 @@ def test_resume_with_other_input_output_counts(tmp_path):
     assert neatpar_cli("evolve", "--config", config, "--out", str(tmp_path / "run")).returncode == 0
     other = ball_cfg(tmp_path, name="other.cfg", num_inputs=6)
     bad(tmp_path, ["evolve", "--config", other, "--resume", str(tmp_path / "run" / "checkpoints" / "checkpoint-1.gz")],
-        "num_inputs = 8")
+        "changes [DefaultGenome] num_inputs (8 -> 6) of the config the run started with")
 
 
 def test_unwritable_run_folder_is_refused_before_the_simulator_starts(tmp_path):
@@ -194,29 +222,21 @@ def test_unwritable_run_folder_is_refused_before_the_simulator_starts(tmp_path):
 
 
 @pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-def test_interrupt_checkpoints_and_resume_continues(tmp_path, sig, code):
+def test_interrupt_checkpoints_and_resume_alone_continues(tmp_path, sig, code):
     config = ball_cfg(tmp_path, generations=200, interval=50)
     out = tmp_path / "run"
-    proc = subprocess.Popen([sys.executable, "-m", "neatpar.cli", "evolve", "--config", config, "--out", str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
-    try:
-        deadline = time.monotonic() + 120
-        for line in proc.stdout:
-            if line.startswith("gen    1") or time.monotonic() > deadline:
-                break
-        proc.send_signal(sig)
-        _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == code, err
+    run = Run(config, out)
+    run.wait_for("gen    1")
+    run.proc.send_signal(sig)
+    returncode, err = run.finish(timeout=60)
+    assert returncode == code, err
     checkpoints = sorted((out / "checkpoints").glob("checkpoint-*.gz"))
-    assert checkpoints and "resume with --resume" in err
+    assert checkpoints and not list((out / "checkpoints").glob(".*tmp*"))
     latest = max(checkpoints, key=lambda p: int(p.name.split("-")[1].split(".")[0]))
     generation = int(latest.name.split("-")[1].split(".")[0])
-    assert not list((out / "checkpoints").glob(".*tmp*"))
-    resumed = neatpar_cli("evolve", "--config", config, "--resume", str(latest), "--generations", str(generation + 1))
+    assert err.strip().endswith(f"resume with --resume {latest}"), err
+    # What the message suggests, as it says: the checkpoint alone (the run's settings are in it).
+    resumed = neatpar_cli("evolve", "--resume", str(latest), "--generations", str(generation + 1))
     assert resumed.returncode == 0, resumed.stderr
     assert stats_rows(out)[-1][0] == str(generation)
 
@@ -304,7 +324,8 @@ def test_a_genome_of_another_config_names_both_shapes(tmp_path):
 
 @pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_a_second_interrupt_ends_at_once_quietly_with_the_first_checkpoint_intact(tmp_path, sig, code):
-    config = ball_cfg(tmp_path, generations=500, env_args="--agents 8 --max-steps 100", max_steps=100)
+    config = ball_cfg(tmp_path, generations=500, env_args="--agents 8 --max-steps 100", max_steps=100,
+                      inference="pool")  # pool workers and shared-memory segments to clean up too
     run = Run(config, tmp_path / "run")
     run.wait_for("gen    1")
     os.kill(run.proc.pid, sig)
@@ -315,7 +336,7 @@ def test_a_second_interrupt_ends_at_once_quietly_with_the_first_checkpoint_intac
     assert "Traceback" not in err and err.strip().startswith("interrupted: checkpoint"), err
     checkpoint = err.split("--resume ")[-1].strip()
     assert neat.Checkpointer.restore_checkpoint(checkpoint).generation >= 1
-    run.assert_clean(shm_segments())
+    run.assert_clean(segments_expected=True)
 
 
 # ---------------------------------------------------------------- watching a run (TensorBoard, progress)
@@ -330,7 +351,12 @@ def test_the_first_line_names_the_run_folder_and_the_tensorboard_command_and_a_p
     assert result.returncode == 0, result.stderr
     first = result.stdout.splitlines()[0]
     assert first.startswith(f"neatpar evolve: {tmp_path / 'ball.cfg'} -> {out} ")
-    assert first.endswith(f"watch it: tensorboard --logdir {tmp_path / 'runs'}")
+    assert first.endswith(f" --logdir {tmp_path / 'runs'}") and result.stdout.splitlines()[-1] == first[first.index(
+        "watch it: "):]
+    # The command runs as printed, from where neatpar was run (after make demo, .venv/bin is not on PATH).
+    command = first.split("watch it: ")[1].split(" --logdir ")[0]
+    assert subprocess.run(shlex.split(command) + ["--version_tb"], cwd=ROOT, capture_output=True,
+                          timeout=120).returncode == 0, command
     assert "\r" not in result.stdout + result.stderr and not re.search(BAR, result.stdout + result.stderr)
     assert sorted(f for f in os.listdir(out) if f.startswith("events.out.tfevents.")) != []
 
@@ -351,10 +377,14 @@ def test_a_terminal_shows_each_generation_s_progress_bar_until_its_summary_line_
     assert not any(re.search(BAR, line) for line in shown)
 
 
-def test_quiet_on_a_terminal_shows_nothing(tmp_path):
-    output = on_terminal("evolve", "--config", ball_cfg(tmp_path, generations=2), "--out", str(tmp_path / "run"),
-                         "--quiet")
-    assert output == ""
+def test_quiet_on_a_terminal_shows_the_run_folder_and_the_winner_only(tmp_path):
+    out = tmp_path / "run"
+    output = on_terminal("evolve", "--config", ball_cfg(tmp_path, generations=2), "--out", str(out), "--quiet")
+    shown = [line for line in screen(output) if line]
+    assert len(shown) == 2, output
+    assert shown[0].startswith(f"neatpar evolve: {tmp_path / 'ball.cfg'} -> {out} (generations 0..1)")
+    winner = json.load(open(out / "winner.json"))
+    assert shown[1] == f"winner: genome {winner['key']}, fitness {winner['fitness']:.3f}: {out / 'winner.json'}"
 
 
 def test_env_hosts_progress_shows_on_a_terminal_too(tmp_path):
@@ -378,7 +408,7 @@ def test_tensorboard_shows_each_generation_of_a_resumed_run_once_with_its_stats_
     config = ball_cfg(tmp_path, generations=4, interval=2, env_args="--agents 4 --max-steps 15 --stats 1")
     run = tmp_path / "run"
     assert neatpar_cli("evolve", "--config", config, "--out", str(run), "--generations", "3").returncode == 0
-    resumed = neatpar_cli("evolve", "--config", config, "--resume", str(run / "checkpoints" / "checkpoint-2.gz"))
+    resumed = neatpar_cli("evolve", "--resume", str(run / "checkpoints" / "checkpoint-2.gz"), "--generations", "4")
     assert resumed.returncode == 0, resumed.stderr
     with open(run / "stats.csv") as f:
         table = list(csv.DictReader(f))
@@ -390,3 +420,192 @@ def test_tensorboard_shows_each_generation_of_a_resumed_run_once_with_its_stats_
         events.Reload()
         points = [(e.step, e.value) for e in events.Scalars(tag)]
         assert points == [(int(r["generation"]), np.float32(float(r[column]))) for r in table], tag
+
+
+# ---------------------------------------------------------------- resume with the run's own settings
+
+def checkpoint_generations(out) -> list[int]:
+    return sorted(int(p.name.split("-")[1].split(".")[0]) for p in (out / "checkpoints").glob("checkpoint-*.gz"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("flags", [("--seed", "5", "--generations", "6"), ("--envs", "2", "--generations", "6")])
+def test_resume_from_the_checkpoint_alone_repeats_the_uninterrupted_run(tmp_path, flags):
+    """The flags of the original run are not typed again: the checkpoint holds them."""
+    config = ball_cfg(tmp_path, generations=3, interval=2)
+    full, fork = tmp_path / "full", tmp_path / "fork"
+    assert neatpar_cli("evolve", "--config", config, "--out", str(full), *flags).returncode == 0
+    resumed = neatpar_cli("evolve", "--resume", str(full / "checkpoints" / "checkpoint-2.gz"), "--out", str(fork))
+    assert resumed.returncode == 0 and resumed.stderr == "", resumed.stderr
+    assert resumed.stdout.splitlines()[0].startswith(
+        f"neatpar evolve: {tmp_path / 'ball.cfg'} -> {fork} (generations 2..5, resumed from checkpoint-2.gz)")
+    assert len(stats_rows(full)) == 6 and stats_rows(fork) == stats_rows(full)
+    assert json.load(open(fork / "winner.json")) == json.load(open(full / "winner.json"))
+    assert checkpoint_generations(fork) == [4, 6]
+
+
+@pytest.mark.slow
+def test_every_run_ends_on_a_checkpoint_of_its_last_generation_and_can_be_extended(tmp_path):
+    config = ball_cfg(tmp_path, generations=3, interval=5)
+    short, whole, fork = tmp_path / "short", tmp_path / "whole", tmp_path / "fork"
+    assert neatpar_cli("evolve", "--config", config, "--out", str(short)).returncode == 0
+    assert checkpoint_generations(short) == [3]  # 3 is no multiple of checkpoint_interval = 5
+    extended = neatpar_cli("evolve", "--resume", str(short / "checkpoints" / "checkpoint-3.gz"), "--generations", "7")
+    assert extended.returncode == 0, extended.stderr
+    assert checkpoint_generations(short) == [3, 5, 7]
+    assert neatpar_cli("evolve", "--config", config, "--out", str(whole), "--generations", "7").returncode == 0
+    assert stats_rows(short) == stats_rows(whole)  # extending a finished run is exact
+    forked = neatpar_cli("evolve", "--resume", str(short / "checkpoints" / "checkpoint-5.gz"), "--out", str(fork),
+                         "--generations", "6")
+    assert forked.returncode == 0, forked.stderr
+    assert checkpoint_generations(fork) == [6] and stats_rows(fork) == stats_rows(whole)[:6]
+
+
+def test_a_resume_refuses_what_would_change_its_results_and_notes_what_does_not(tmp_path):
+    config = ball_cfg(tmp_path, generations=1)
+    out = tmp_path / "run"
+    assert neatpar_cli("evolve", "--config", config, "--out", str(out), "--seed", "5").returncode == 0
+    checkpoint = str(out / "checkpoints" / "checkpoint-1.gz")
+    seed = bad(tmp_path, ["evolve", "--resume", checkpoint, "--seed", "6", "--generations", "2"],
+               "--seed 6 differs from the run's seed = 5")
+    assert seed.endswith("leave out --seed to continue the run, or start a new run with --seed 6")
+    bad(tmp_path, ["evolve", "--resume", checkpoint, "--envs", "2", "--generations", "2"],
+        "--envs 2 differs from the run's envs = 1")
+    noted = neatpar_cli("evolve", "--resume", checkpoint, "--inference", "pool", "--generations", "2")
+    assert noted.returncode == 0, noted.stderr
+    assert noted.stderr.splitlines() == ["neatpar: note: --inference pool replaces the run's inference = inprocess; "
+                                         "the generations' results stay as they would have been"]
+    assert json.load(open(out / "run.json"))["flags"] == {"seed": "5", "inference": "pool", "generations": "2"}
+
+
+def test_a_fitness_threshold_that_stops_the_run_is_said_with_its_checkpoint(tmp_path):
+    config = ball_cfg(tmp_path, generations=5)
+    text = open(config).read().replace("fitness_threshold = 1e9", "fitness_threshold = -10")
+    open(config, "w").write(text.replace("no_fitness_termination = true", "no_fitness_termination = false"))
+    out = tmp_path / "run"
+    result = neatpar_cli("evolve", "--config", config, "--out", str(out), "--quiet")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[1] == (f"fitness_threshold reached: generation 0's max fitness is at least -10 ([NEAT] "
+                        f"fitness_threshold), so the run stops here (set no_fitness_termination = True to run every "
+                        f"generation); checkpoint {out / 'checkpoints' / 'checkpoint-0.gz'}")
+    assert len(stats_rows(out)) == 1 and checkpoint_generations(out) == [0] and lines[2].startswith("winner: ")
+
+
+def test_a_checkpoint_of_an_earlier_neatpar_without_settings_asks_for_the_config(tmp_path):
+    from neatpar.run_folder import checkpoint_state, load_checkpoint
+    config = ball_cfg(tmp_path, generations=1)
+    assert neatpar_cli("evolve", "--config", config, "--out", str(tmp_path / "run")).returncode == 0
+    *state, extras = load_checkpoint(str(tmp_path / "run" / "checkpoints" / "checkpoint-1.gz"))
+    del extras["run_settings"]
+    old = tmp_path / "old.gz"
+    old.write_bytes(gzip.compress(checkpoint_state(*state, extras)))
+    bad(tmp_path, ["evolve", "--resume", str(old), "--generations", "2"],
+        f"checkpoint {old} holds no settings (an earlier neatpar wrote it): give the run's config with --config")
+    resumed = neatpar_cli("evolve", "--config", config, "--resume", str(old), "--generations", "2", "--out",
+                          str(tmp_path / "again"))
+    assert resumed.returncode == 0, resumed.stderr
+
+
+def test_evolve_without_config_or_checkpoint_is_one_line(tmp_path):
+    bad(tmp_path, ["evolve"], "--config is missing: give a neat-python config file with a [neatpar] section")
+
+
+def test_resume_from_a_file_that_is_not_a_checkpoint_says_so(tmp_path):
+    config = ball_cfg(tmp_path, generations=1)
+    assert neatpar_cli("evolve", "--config", config, "--out", str(tmp_path / "run")).returncode == 0
+    winner = tmp_path / "run" / "winner.json"
+    bad(tmp_path, ["evolve", "--resume", str(winner)],
+        f"{winner} is not a checkpoint: resume from a run folder's checkpoints/checkpoint-N.gz")
+
+
+@pytest.mark.slow
+def test_two_runs_started_at_the_same_moment_on_one_folder_leave_one_run_and_one_error(tmp_path):
+    config = ball_cfg(tmp_path, generations=2)
+    out = tmp_path / "runs" / "shared"
+    runs = [Run(config, out), Run(config, out)]  # started back to back: both meet in the claim
+    results = [run.finish(timeout=300) for run in runs]
+    codes = sorted(code for code, _ in results)
+    assert codes == [0, 2], results
+    winner_run, refused = (runs[0], runs[1]) if results[0][0] == 0 else (runs[1], runs[0])
+    error = [r for r in results if r[0] == 2][0][1].strip().splitlines()
+    assert len(error) == 1 and error[0] in (
+        f"neatpar: error: run folder {out} is in use by another neatpar run: choose another --out, or wait for that "
+        f"run to end",
+        f"neatpar: error: run folder {out} already holds a run: choose a new --out, or continue that run with "
+        f"--resume {out / 'checkpoints' / 'checkpoint-N.gz'}"), error
+    assert refused.lines == [] and len(stats_rows(out)) == 2
+    assert len(list(out.glob("events.out.tfevents.*"))) == 1
+    winner = json.load(open(out / "winner.json"))
+    assert f"winner: genome {winner['key']}, fitness {winner['fitness']:.3f}\n" in winner_run.lines
+
+
+# ---------------------------------------------------------------- messages a newcomer meets
+
+def test_export_onto_a_missing_folder_or_a_folder_is_one_line(tmp_path):
+    config = ball_cfg(tmp_path, generations=1)
+    assert neatpar_cli("evolve", "--config", config, "--out", str(tmp_path / "run")).returncode == 0
+    genome = str(tmp_path / "run" / "winner.json")
+    missing = tmp_path / "nowhere" / "brain.onnx"
+    bad(tmp_path, ["export", "--config", config, "--genome", genome, "--out", str(missing)],
+        f"--out {missing}: the folder {tmp_path / 'nowhere'} does not exist: create it, or write the model elsewhere")
+    bad(tmp_path, ["export", "--config", config, "--genome", genome, "--out", str(tmp_path)],
+        f"--out {tmp_path} is a folder: name the file to write, e.g. --out {tmp_path / 'brain.onnx'}")
+    assert not (tmp_path / "nowhere").exists()
+
+
+def kept_log(line: str) -> str:
+    """The simulator log an error line names; its folder is removed when the test ends."""
+    return line.split("its log ")[1].split(" ends: ")[0]
+
+
+def test_a_typo_in_env_args_stops_the_run_naming_it(tmp_path):
+    line = bad(tmp_path, ["evolve", "--config", ball_cfg(tmp_path, env_args="--agnts 32")],
+               "--agnts is not an option of the ball build (did you mean --agents?)", code=1)
+    shutil.rmtree(os.path.dirname(kept_log(line)))
+    assert "died at start" in line
+
+
+def test_a_simulator_that_dies_at_start_names_its_log_where_it_is_kept(tmp_path):
+    line = bad(tmp_path, ["evolve", "--config", ball_cfg(tmp_path, env_args="--agents -3", timeout=10)],
+               "agents must be an integer from 1 to 4096", code=1)
+    log = kept_log(line)
+    try:
+        assert "agents must be an integer from 1 to 4096" in open(log).read()  # the run folder is gone, the log not
+    finally:
+        shutil.rmtree(os.path.dirname(log))
+
+
+def test_missing_neatpar_section_names_both_kinds_of_environment(tmp_path):
+    line = bad(tmp_path, ["evolve", "--config", write_config(tmp_path, "plain.cfg")], "no [neatpar] section")
+    assert "env (a build path, with behaviors; or gymnasium:ID" in line
+
+
+def test_evolve_help_shows_each_default_once_and_the_choices():
+    text = " ".join(neatpar_cli("evolve", "--help").stdout.split())
+    assert "copies of a Gymnasium environment played at once per process (default: [neatpar] agents, else 64)" in text
+    assert text.count("(default") == text.count("(default:")  # no second, differently written default
+    assert "--inference {inprocess,pool,auto}" in text and "--backend {local,ray}" in text
+
+
+@pytest.mark.slow
+def test_ctrl_c_in_the_first_half_second_ends_quietly(tmp_path):
+    """SIGINT at moments from neatpar's first imports to the first generation: exit status 130, one
+    line, no traceback, no process left, and no run folder unless it holds the checkpoint it names."""
+    command = NEATPAR_COMMAND
+    config = ball_cfg(tmp_path, generations=50)
+    for trial, delay in enumerate((0.0, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.35, 0.5)):
+        out = tmp_path / f"run{trial}"
+        run = Run(config, out, command=[command])
+        # Python itself is running neatpar's code once numpy (imported by neatpar) is mapped; the
+        # first delays land in numpy's own initialization.
+        wait_until(lambda: "_multiarray_umath" in process_maps(run.proc.pid), 30, "neatpar's imports")
+        time.sleep(delay)
+        run.proc.send_signal(signal.SIGINT)
+        code, err = run.finish(timeout=60)
+        lines = err.strip().splitlines()
+        assert code == 130 and len(lines) == 1 and lines[0].startswith("interrupted"), (delay, err)
+        run.assert_clean()
+        if out.exists():
+            checkpoint = lines[0].split("--resume ")[-1]
+            assert lines[0].startswith("interrupted: checkpoint") and os.path.isfile(checkpoint), (delay, err)

@@ -16,7 +16,7 @@ import fitness_fns
 import neatpar
 import neatpar.parallel.serialize
 from neatpar.parallel.chunks import seed_genome
-from helpers import child_pids, load_config, wait_gone
+from helpers import child_pids, load_config, make_config, run_marked, wait_gone
 
 
 def fitnesses(pairs):
@@ -38,8 +38,8 @@ def test_drop_in_population_run_solves_nothing_breaks(xor_config):
     population = neat.Population(xor_config, seed=5)
     with neatpar.ParallelEvaluator(2, xor_parallel.eval_genome, seed=5) as evaluator:
         winner = population.run(evaluator.evaluate, 5)
-    assert all(g.fitness is not None for g in population.population.values()) or winner.fitness is not None
     assert 0.0 < winner.fitness <= 4.0
+    assert winner.fitness == xor_parallel.eval_genome(winner, xor_config)  # what the function gives it, serially
 
 
 def test_fitness_matches_serial_plain_loop_and_any_worker_count(genomes, xor_config):
@@ -83,6 +83,28 @@ def test_same_seed_same_evolution_serial_1_and_2_workers():
     with neatpar.ParallelEvaluator(2, fitness_fns.stochastic, seed=21) as two:
         two_workers = run(two.evaluate)
     assert serial == in_process == one_worker == two_workers
+
+
+def test_a_seed_repeats_with_a_fresh_config_per_population_and_not_with_one_config_reused(tmp_path):
+    """As the README says where seeds are explained: neat-python keeps the node-key counter in the
+    config, so a second seeded Population on the same Config evolves other genomes."""
+    def curve(config):
+        population = neat.Population(config, seed=7)
+        statistics = neat.StatisticsReporter()
+        population.add_reporter(statistics)
+        population.run(sum_of_outputs, 10)
+        return statistics.get_fitness_mean()
+    options = dict(node_add_prob=0.9, activation_options="sigmoid tanh relu", activation_mutate_rate=0.3)
+    reused = make_config(tmp_path, "reused.cfg", **options)
+    first = curve(reused)
+    assert curve(make_config(tmp_path, "fresh.cfg", **options)) == first  # a fresh Config: the same run
+    assert curve(reused) != first                                         # the same Config again: another
+
+
+def sum_of_outputs(genomes, config):
+    for _, genome in genomes:
+        net = neat.nn.FeedForwardNetwork.create(genome, config)
+        genome.fitness = sum(net.activate((a, b, 1.0))[0] for a in (0, 1) for b in (0, 1))
 
 
 class BestPerGeneration(neat.reporting.BaseReporter):
@@ -170,6 +192,7 @@ def test_timeout_kills_the_hung_worker_and_continues(genomes, xor_config, victim
     assert elapsed < 8
     assert len(hung) == 1 and not wait_gone(hung, 1.0)
     assert all(g.fitness == (-1.0 if k == victim else float(k)) for k, g in genomes)
+    assert (ev.last_failures.timed_out, ev.last_failures.failed) == (1, 1)
 
 
 def test_timeout_raises_by_default(genomes, xor_config, victim):
@@ -196,6 +219,70 @@ def test_none_fitness_names_genome_and_likely_cause(genomes, xor_config):
     with pytest.raises(neatpar.FitnessError, match=r"returned None for genome \d+.*eval_genomes"):
         with neatpar.ParallelEvaluator(2, fitness_fns.returns_none) as ev:
             ev.evaluate(genomes, xor_config)
+
+
+def test_a_function_that_sets_the_fitness_instead_of_returning_it_is_told_to_return_it(genomes, xor_config):
+    with pytest.raises(neatpar.FitnessError) as error:
+        with neatpar.ParallelEvaluator(2, fitness_fns.sets_fitness_instead) as ev:
+            ev.evaluate(genomes, xor_config)
+    assert "return the fitness from eval_function (`return fitness`): setting genome.fitness there is not enough" \
+        in str(error.value)
+
+
+def failure_warnings(caplog) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.getMessage().startswith("ParallelEvaluator: ")]
+
+
+def test_failures_given_failure_fitness_are_counted_every_generation_the_first_with_its_traceback(
+        genomes, xor_config, victim, caplog):
+    with caplog.at_level("WARNING", logger="neatpar"):
+        with neatpar.ParallelEvaluator(2, fitness_fns.raise_for_victim, failure_fitness=0.0) as ev:
+            for _ in range(3):
+                ev.evaluate(genomes, xor_config)
+                failures = ev.last_failures
+                assert (failures.failed, failures.raised, failures.genomes) == (1, 1, len(genomes))
+    first, *later = failure_warnings(caplog)
+    assert first.startswith(f"ParallelEvaluator: 1 of {len(genomes)} genomes failed (1 raised); they got "
+                            f"failure_fitness = 0 (every generation with failures says so); the first, genome "
+                            f"{victim}: eval_function raised an exception:\nTraceback (most recent call last):")
+    assert f"ValueError: boom in genome {victim}" in first
+    assert later == [f"ParallelEvaluator: 1 of {len(genomes)} genomes failed (1 raised); they got "
+                     f"failure_fitness = 0"] * 2
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_a_generation_in_which_every_genome_fails_is_an_error_even_with_failure_fitness(genomes, xor_config, workers):
+    with pytest.raises(neatpar.GenomeEvaluationError) as error:
+        with neatpar.ParallelEvaluator(workers, fitness_fns.raise_always, failure_fitness=0.0) as ev:
+            ev.evaluate(genomes, xor_config)
+    assert str(error.value).startswith(f"every genome of the generation failed ({len(genomes)} of {len(genomes)} "
+                                       f"genomes failed ({len(genomes)} raised)), so it has no fitness to select on")
+    assert f"ValueError: boom in genome {genomes[0][0]}" in str(error.value)
+
+
+def test_a_generation_in_which_every_genome_times_out_is_an_error(genomes, xor_config):
+    few = genomes[:4]
+    with pytest.raises(neatpar.GenomeEvaluationError, match=r"every genome of the generation failed \(4 of 4 genomes "
+                                                            r"failed \(4 timed out\)\)"):
+        with neatpar.ParallelEvaluator(2, fitness_fns.hang_always, timeout=0.5, failure_fitness=0.0) as ev:
+            ev.evaluate(few, xor_config)
+
+
+def test_failures_show_in_a_neat_python_run_s_output_each_generation(tmp_path):
+    script = (
+        "import neat, neatpar, fitness_fns, helpers\n"
+        "if __name__ == '__main__':\n"
+        "    population = neat.Population(helpers.load_config(), seed=3)\n"
+        "    population.add_reporter(neat.StdOutReporter(False))\n"
+        "    with neatpar.ParallelEvaluator(2, fitness_fns.raise_for_odd_keys, failure_fitness=-1.0) as ev:\n"
+        "        population.run(ev.evaluate, 3)\n")
+    result, _ = run_marked(["-c", script])
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count("****** Running generation") == 3
+    counts = [line for line in result.stderr.splitlines() if line.startswith("ParallelEvaluator: ")]
+    assert len(counts) == 3 and all(" genomes failed (" in line and " raised); they got failure_fitness = -1" in line
+                                    for line in counts), result.stderr
+    assert "Traceback" in result.stderr and "ValueError: odd genome" in result.stderr
 
 
 def test_population_level_function_passed_by_mistake_is_named(genomes, xor_config):

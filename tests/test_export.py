@@ -10,11 +10,12 @@ import numpy as np
 import onnx
 
 from helpers import (
-    BUILDS, ball_cfg, checked_session, free_worker_id, memory_size, neatpar_cli, read_like_ml_agents,
-    record_ball_episodes, replay_deviation, write_config)
+    BUILDS, ball_cfg, checked_session, free_worker_id, hover_cfg, memory_size, neatpar_cli, read_like_ml_agents,
+    record_ball_episodes, record_episodes, replay_deviation, write_config)
 from neatpar.envs.base import Layout
 from neatpar.envs.unity.adapter import outputs_to_actions
 from neatpar.genome_io import load_genome
+from neatpar.nn import CTRNNPopulation
 
 TOLERANCE = 1e-4   # float32 model against neat-python's float64 (see neatpar/nn/onnx_export.py)
 
@@ -134,3 +135,30 @@ def test_a_recurrent_winner_s_model_replays_a_whole_recorded_episode(tmp_path):
     assert memory_size(model) > 0 and read_like_ml_agents(model, [8], 2, (), deterministic=False) == []
     steps, worst = replay_deviation(model, recorded)
     assert steps > 5 and worst <= TOLERANCE
+
+
+def test_a_ctrnn_winner_plays_back_and_its_model_replays_a_whole_recorded_hover_episode(tmp_path):
+    """A network = ctrnn run on the hover build (decisions every 5 academy steps, 0.1 s in steps of
+    0.02 s): `neatpar play` plays its winner; `neatpar export` writes winner.onnx again, byte for
+    byte; the winner drives the build for one whole episode per agent through neatpar's kernel, and
+    the model, fed the recorded (noisy) observations with its memory carried, gives the same
+    actions within the tolerance at every decision (rounding steps of neat-python's clock
+    included: the model counts its decisions)."""
+    config_path = hover_cfg(tmp_path, generations=2)
+    out = evolve(config_path, tmp_path / "run")
+    played = neatpar_cli("play", "--config", config_path, "--genome", str(out / "winner.json"), "--episodes", "2")
+    assert played.returncode == 0 and "2 episodes" in played.stdout, played.stderr
+    again = neatpar_cli("export", "--config", config_path, "--genome", str(out / "winner.json"), "--out",
+                        str(tmp_path / "again.onnx"))
+    assert again.returncode == 0, again.stderr
+    assert (tmp_path / "again.onnx").read_bytes() == (out / "winner.onnx").read_bytes()
+    config = neat.Config(neat.DefaultGenome, neat.DefaultReproduction, neat.DefaultSpeciesSet, neat.DefaultStagnation,
+                         config_path)
+    winner = load_genome(str(out / "winner.json"), config)
+    kernel = CTRNNPopulation.create([winner], config, 0.1, 0.02)
+    _, recorded = record_episodes(kernel, "hover", ["--agents", "3", "--max-steps", "500", "--decision-period", "5"], 3)
+    model = onnx.load(str(out / "winner.onnx"))
+    evaluated = len(neat.ctrnn.CTRNN.create(winner, config).node_evals)
+    assert memory_size(model) == 2 * evaluated + 1 and read_like_ml_agents(model, [2], 1, (), False) == []
+    steps, worst = replay_deviation(model, recorded)
+    assert steps >= 20 and worst <= TOLERANCE

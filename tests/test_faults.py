@@ -10,7 +10,7 @@ import time
 import pytest
 
 from neatpar.run_folder import load_checkpoint
-from helpers import Run, ball_cfg, neatpar_cli, shm_segments, stats_rows
+from helpers import NEATPAR_COMMAND, Run, ball_cfg, neatpar_cli, stats_rows
 
 pytestmark = pytest.mark.slow
 
@@ -19,7 +19,6 @@ def test_pool_workers_killed_and_hung_mid_run_change_nothing(tmp_path):
     config = ball_cfg(tmp_path, generations=4, interval=2, inference="pool", workers=2, timeout=3)
     reference = neatpar_cli("evolve", "--config", config, "--out", str(tmp_path / "reference"))
     assert reference.returncode == 0, reference.stderr
-    before = shm_segments()
     run = Run(config, tmp_path / "faulty")
     run.wait_for("gen    0")
     first, second = run.workers()[:2]
@@ -30,11 +29,12 @@ def test_pool_workers_killed_and_hung_mid_run_change_nothing(tmp_path):
     assert code == 0, err
     assert "redoing it" in err
     assert stats_rows(tmp_path / "faulty") == stats_rows(tmp_path / "reference")  # the same run, exactly
-    run.assert_clean(before)
+    run.assert_clean(segments_expected=True)
 
 
 def test_simulator_killed_mid_episode_is_relaunched_and_the_generation_completes(tmp_path):
-    config = ball_cfg(tmp_path, generations=12, interval=2, env_args="--agents 4 --max-steps 200", max_steps=200)
+    config = ball_cfg(tmp_path, generations=12, interval=2, env_args="--agents 4 --max-steps 200", max_steps=200,
+                      inference="pool")  # the pool's segments live through the relaunch
     run = Run(config, tmp_path / "run")
     run.wait_for("gen    1")
     for pid in run.simulators():
@@ -43,11 +43,11 @@ def test_simulator_killed_mid_episode_is_relaunched_and_the_generation_completes
     assert code == 0, err
     assert "relaunching it" in err
     assert [int(row[0]) for row in stats_rows(tmp_path / "run")] == list(range(12))
-    run.assert_clean(shm_segments())
+    run.assert_clean(segments_expected=True)
 
 
 def test_simulator_failing_three_times_is_a_clear_error_with_checkpoints_intact(tmp_path):
-    config = ball_cfg(tmp_path, generations=50, interval=1)
+    config = ball_cfg(tmp_path, generations=50, interval=1, inference="pool")
     run = Run(config, tmp_path / "run")
     run.wait_for("gen    1")
     stop = threading.Event()
@@ -71,18 +71,17 @@ def test_simulator_failing_three_times_is_a_clear_error_with_checkpoints_intact(
     assert err.strip().splitlines()[-1].startswith("neatpar: error: the simulator failed 3 times")
     for checkpoint in (tmp_path / "run" / "checkpoints").glob("checkpoint-*.gz"):
         load_checkpoint(str(checkpoint))
-    run.assert_clean(shm_segments())
+    run.assert_clean(segments_expected=True)
 
 
 def test_ctrl_c_and_sigterm_at_random_moments(tmp_path):
     rng = random.Random(7)
     config = ball_cfg(tmp_path, generations=200, interval=2, inference="auto")
-    before = shm_segments()
     latest = None
     for trial in range(10):
         sig = (signal.SIGINT, signal.SIGTERM)[trial % 2]
         out = tmp_path / f"run{trial}"
-        run = Run(config, out)
+        run = Run(config, out, command=[NEATPAR_COMMAND])  # what a user runs
         time.sleep(rng.uniform(1.0, 5.0))
         run.proc.send_signal(sig)
         code, err = run.finish(timeout=120)
@@ -91,10 +90,10 @@ def test_ctrl_c_and_sigterm_at_random_moments(tmp_path):
         for checkpoint in checkpoints:
             load_checkpoint(str(checkpoint))
         assert not list(out.glob("**/.*.tmp-*"))
-        run.assert_clean(before)
+        run.assert_clean()
         if checkpoints:
             latest = max(checkpoints, key=lambda p: int(p.name.split("-")[1].split(".")[0]))
     assert latest is not None
     generation = int(latest.name.split("-")[1].split(".")[0])
-    resumed = neatpar_cli("evolve", "--config", config, "--resume", str(latest), "--generations", str(generation + 1))
+    resumed = neatpar_cli("evolve", "--resume", str(latest), "--generations", str(generation + 1))
     assert resumed.returncode == 0, resumed.stderr

@@ -1,9 +1,6 @@
 """Pool inference (networks on spawn workers, fed through shared memory) against in-process inference: the same actions, always."""
 import os
 import signal
-import subprocess
-import sys
-import time
 
 import neat
 import numpy as np
@@ -11,15 +8,17 @@ import pytest
 
 from neatpar import settings as run_config
 from neatpar.run.inference import AutoInference, InProcessInference, PoolInference
-from neatpar.nn import FeedForwardPopulation, RecurrentPopulation
+from neatpar.nn import CTRNNPopulation, FeedForwardPopulation, RecurrentPopulation
 from neatpar.run.evaluator import UnityEvaluator
-from helpers import BUILDS, ROOT, ball_cfg, free_worker_id, processes_marked, shm_segments, wait_gone, write_config
+from helpers import BUILDS, Run, ball_cfg, free_worker_id, segments_mapped, shm_segments, wait_gone, write_config
 
 
 def evolved(tmp_path, feed_forward, count=12, outputs=2):
     path = write_config(tmp_path, f"k{feed_forward}.cfg", pop_size=count, num_inputs=8, num_outputs=outputs,
                         feed_forward=str(feed_forward).lower(), activation_options="tanh sigmoid relu",
-                        activation_mutate_rate=0.3, activation_default="tanh")
+                        activation_mutate_rate=0.3, activation_default="tanh", time_constant_init_mean=0.3,
+                        time_constant_init_stdev=0.2, time_constant_mutate_rate=0.5, time_constant_mutate_power=0.1,
+                        time_constant_min_value=0.05)
     config = neat.Config(neat.DefaultGenome, neat.DefaultReproduction, neat.DefaultSpeciesSet,
                          neat.DefaultStagnation, path)
     genomes = list(neat.Population(config, seed=1).population.values())
@@ -41,20 +40,24 @@ def steps(count, agents, genomes, seed=0):
         yield rng.normal(size=(len(present), 8)), owner[present].copy(), present.astype(np.int64), reset
 
 
-@pytest.mark.parametrize("feed_forward", [True, False])
-def test_pool_gives_the_same_actions_step_by_step(tmp_path, feed_forward):
-    config, genomes = evolved(tmp_path, feed_forward)
-    kind = FeedForwardPopulation if feed_forward else RecurrentPopulation
+KERNELS = {"feedforward": FeedForwardPopulation.create, "recurrent": RecurrentPopulation.create,
+           "ctrnn": lambda genomes, config: CTRNNPopulation.create(genomes, config, 0.1, 0.02)}
+
+
+@pytest.mark.parametrize("network", KERNELS)
+def test_pool_gives_the_same_actions_step_by_step(tmp_path, network):
+    config, genomes = evolved(tmp_path, network == "feedforward")
+    create = KERNELS[network]
     local, pool = InProcessInference(), PoolInference(2)
-    before = shm_segments()
     try:
-        local.install(kind.create(genomes, config))
-        pool.install(kind.create(genomes, config))
+        local.install(create(genomes, config))
+        pool.install(create(genomes, config))
         for obs, index, rows, reset in steps(60, 30, len(genomes)):
             assert np.array_equal(local.activate(obs, index, rows, reset), pool.activate(obs, index, rows, reset))
+        mine = segments_mapped([os.getpid()])  # the exchange's segments, mapped by this process
     finally:
         pool.close()
-    assert shm_segments() == before
+    assert mine and not mine & shm_segments()
 
 
 def kill_worker(pool_inference, sig):
@@ -63,31 +66,35 @@ def kill_worker(pool_inference, sig):
     return pid
 
 
-@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGSTOP])
-def test_worker_death_or_hang_redoes_the_step_with_the_same_result(tmp_path, sig):
+@pytest.mark.parametrize("sig, network", [(signal.SIGKILL, "recurrent"), (signal.SIGSTOP, "recurrent"),
+                                          (signal.SIGKILL, "ctrnn")])
+def test_worker_death_or_hang_redoes_the_step_with_the_same_result(tmp_path, sig, network):
     config, genomes = evolved(tmp_path, False)
     local, pool = InProcessInference(), PoolInference(2, timeout=1.0)
-    before = shm_segments()
     try:
-        local.install(RecurrentPopulation.create(genomes, config))
-        pool.install(RecurrentPopulation.create(genomes, config))
+        local.install(KERNELS[network](genomes, config))
+        pool.install(KERNELS[network](genomes, config))
         for i, (obs, index, rows, reset) in enumerate(steps(20, 16, len(genomes), seed=3)):
             if i == 10:
                 victim = kill_worker(pool, sig)  # SIGSTOP: a worker that hangs
             assert np.array_equal(local.activate(obs, index, rows, reset), pool.activate(obs, index, rows, reset))
         assert pool.redone >= 1 and victim not in pool.pool.pids
+        mine = segments_mapped([os.getpid()])
     finally:
         pool.close()
-    assert not wait_gone([victim], 3.0) and shm_segments() == before
+    assert not wait_gone([victim], 3.0) and mine and not mine & shm_segments()
 
 
-def test_auto_keeps_the_faster_and_says_why(tmp_path):
-    config, genomes = evolved(tmp_path, True)
-    auto = AutoInference(2)
+@pytest.mark.parametrize("network", ["feedforward", "ctrnn"])
+def test_auto_keeps_the_faster_and_says_why(tmp_path, network):
+    """The timing trials change no state: the first real step equals a fresh kernel's."""
+    config, genomes = evolved(tmp_path, network == "feedforward")
+    auto, fresh = AutoInference(2), InProcessInference()
     try:
-        auto.install(FeedForwardPopulation.create(genomes, config))
-        obs, index, rows, reset = next(steps(1, 20, len(genomes)))
-        auto.activate(obs, index, rows, reset)
+        auto.install(KERNELS[network](genomes, config))
+        fresh.install(KERNELS[network](genomes, config))
+        for obs, index, rows, reset in steps(2, 20, len(genomes)):
+            assert np.array_equal(auto.activate(obs, index, rows, reset), fresh.activate(obs, index, rows, reset))
         assert auto.chosen is not None and auto.reason.startswith(f"inference auto: {auto.chosen.name}")
         assert "ms per step in process" in auto.reason and "pool workers" in auto.reason
     finally:
@@ -122,26 +129,11 @@ def test_runner_results_identical_in_process_and_on_the_pool(tmp_path, teams):
 
 
 def test_ctrl_c_with_pool_inference_leaves_no_processes_or_segments(tmp_path):
-    mark = f"NEATPAR_TEST_MARK={os.getpid()}-{time.monotonic_ns()}"
-    before = shm_segments()
     config = ball_cfg(tmp_path, generations=100, interval=50, inference="pool", workers=2)
-    env = {**os.environ, mark.split("=")[0]: mark.split("=")[1]}
-    proc = subprocess.Popen([sys.executable, "-m", "neatpar.cli", "evolve", "--config", config, "--out",
-                             str(tmp_path / "run")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            cwd=ROOT, env=env)
-    try:
-        for line in proc.stdout:
-            if line.startswith("gen    1"):
-                break
-        assert len(processes_marked(mark)) >= 4  # the CLI, two pool workers, the simulator
-        proc.send_signal(signal.SIGINT)
-        proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 130
-    deadline = time.monotonic() + 5
-    while processes_marked(mark) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert processes_marked(mark) == [] and shm_segments() == before
+    run = Run(config, tmp_path / "run")
+    run.wait_for("gen    1")
+    assert len(run.simulators()) == 1 and len(run.workers()) == 2
+    run.proc.send_signal(signal.SIGINT)
+    code, err = run.finish(timeout=60)
+    assert code == 130, err
+    run.assert_clean(segments_expected=True)

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from neatpar.nn import FeedForwardPopulation, RecurrentPopulation
-from helpers import ALL_ACTIVATIONS, ALL_AGGREGATIONS, hand_genome, make_config
+from helpers import ALL_ACTIVATIONS, ALL_AGGREGATIONS, hand_genome, make_config, write_config
 
 BASIC = dict(activation_options="sigmoid tanh relu", activation_mutate_rate=0.3)
 ACTIVATIONS = ALL_ACTIVATIONS.split()
@@ -390,3 +390,294 @@ def test_recurrent_rows_that_skip_a_step_keep_their_state(small):
     fresh = RecurrentPopulation.create(genomes, config)
     fresh.activate(x, index)
     assert np.array_equal(after_a, fresh.activate(x, index)[[1, 3]])  # their second step, not third
+
+
+# ---------------------------------------------------------------- CTRNN (neat.ctrnn.CTRNN.advance)
+
+# (advance_time, time_step) pairs: whole multiples of the step in decimal (neat-python's summed
+# time then often leaves a remainder of about 1e-17 s, one more step that swaps its buffers), a
+# last partial step, one step per call, a step longer than the call, dyadic (exact) times.
+CTRNN_TIMES = [(0.1, 0.02), (0.1, 0.01), (0.1, 0.03), (0.02, 0.02), (0.05, 0.1), (1 / 30, 0.005), (0.25, 0.0625)]
+TIME_CONSTANTS = dict(time_constant_init_mean=0.6, time_constant_init_stdev=0.4, time_constant_mutate_rate=0.5,
+                      time_constant_mutate_power=0.3, time_constant_replace_rate=0.1, time_constant_min_value=0.03,
+                      time_constant_max_value=5.0)
+
+
+@pytest.fixture(scope="module")
+def ctrnn_configs(tmp_path_factory):
+    """CTRNN configs, built once: (functions, genome class name) -> neat.Config with evolving time
+    constants, for neat-python's DefaultGenome or neatpar's Genome (genes kept as records)."""
+    import neatpar
+    folder = tmp_path_factory.mktemp("ctrnn-configs")
+    made = {}
+
+    def get(functions, genome):
+        if (functions, genome) not in made:
+            options = dict(BASIC if functions == "basic" else MIXED, feed_forward="false", response_mutate_rate=0.3,
+                           response_init_stdev=0.3, initial_connection="partial_direct 0.5", num_hidden=2,
+                           **TIME_CONSTANTS)
+            path = write_config(folder, f"{len(made)}.cfg", **options)
+            classes = ((neatpar.Genome, neatpar.Reproduction, neatpar.SpeciesSet) if genome == "neatpar" else
+                       (neat.DefaultGenome, neat.DefaultReproduction, neat.DefaultSpeciesSet))
+            made[functions, genome] = neat.Config(*classes, neat.DefaultStagnation, path)
+        return made[functions, genome]
+    return get
+
+
+def ctrnn_reference(genomes, config):
+    """neat-python's CTRNN of each genome, built from its gene dicts (a neatpar genome keeps its
+    records: the kernel reads those)."""
+    from types import SimpleNamespace
+    from neatpar.evolution.records import gene_dicts
+    return [neat.ctrnn.CTRNN.create(SimpleNamespace(nodes=gene_dicts(g)[0], connections=gene_dicts(g)[1]), config)
+            for g in genomes]
+
+
+def advance_all(nets, x, advance_time, time_step) -> np.ndarray:
+    """CTRNN.advance of each row's own network. A network where neat-python raises OverflowError
+    (float ** n of a huge value; the kernel gives inf) is left half-advanced: it gets
+    `overflowed = True`, and its rows read NaN from then on."""
+    out = []
+    for net, row in zip(nets, x.tolist()):
+        try:
+            if getattr(net, "overflowed", False):
+                raise OverflowError
+            out.append(net.advance(row, advance_time, time_step))
+        except OverflowError:
+            net.overflowed = True
+            out.append([math.nan] * len(net.output_nodes))
+    return np.array(out)
+
+
+def assert_identical_where_defined(out, ref):
+    """assert_identical on the rows where neat-python did not overflow (NaN in every output)."""
+    defined = ~np.isnan(ref).all(axis=1)
+    assert_identical(out[defined], ref[defined])
+    return int(defined.sum())
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 10_000), functions=st.sampled_from(["basic", "mixed"]),
+       genome=st.sampled_from(["neat-python", "neatpar"]), rounds=st.integers(0, 30),
+       times=st.sampled_from(CTRNN_TIMES), decisions=st.integers(30, 250), scale=st.sampled_from([0.5, 3.0]))
+def test_ctrnn_matches_neat_python_over_long_sequences(ctrnn_configs, seed, functions, genome, rounds, times,
+                                                       decisions, scale):
+    """Rows driven by genomes mutated by neat-python's (or neatpar's) operators, time constants
+    included, each advanced `decisions` times; every few decisions some rows take a new genome
+    (a fresh network, as CTRNN.reset() makes it) and others skip a decision (state kept)."""
+    from neatpar.nn import CTRNNPopulation
+    config = ctrnn_configs(functions, genome)
+    genomes = evolved_genomes(config, seed, rounds)
+    rng = np.random.default_rng(seed)
+    rows = len(genomes) + 4
+    index = rng.integers(0, len(genomes), rows)
+    population = CTRNNPopulation.create(genomes, config, *times)
+    nets = [ctrnn_reference([genomes[g]], config)[0] for g in index]
+    compared = 0
+    for decision in range(decisions):
+        if decision % 7 == 6:  # a few rows take a new genome
+            taking = rng.choice(rows, 3, replace=False)
+            population.reset(taking)  # as the runner does (the new genome may be the one it had)
+            for r in taking.tolist():
+                index[r] = rng.integers(0, len(genomes))
+                nets[r] = ctrnn_reference([genomes[index[r]]], config)[0]
+        acting = np.sort(rng.choice(rows, rows - 2, replace=False))  # two rows skip this decision
+        x = inputs_for(rng, len(acting), config.genome_config.num_inputs, scale)
+        ref = advance_all([nets[r] for r in acting], x, *times)
+        compared += assert_identical_where_defined(population.activate(x, index[acting], acting), ref)
+    assert compared >= decisions * len(genomes) // 2
+
+
+def test_ctrnn_keeps_neat_pythons_rounding_step(tmp_path):
+    """0.1 s in steps of 0.02 s is 5 steps, but neat-python sums the time in float64 and often
+    takes a 6th step of about 1e-17 s, which swaps its two value buffers: the output then comes
+    from the other buffer. The kernel does the same (and differs from 5 clean steps)."""
+    from neatpar.nn import CTRNNPopulation
+    config = make_config(tmp_path, num_inputs=1, num_outputs=1, feed_forward="false")
+    genome = hand_genome(config, {0: ("tanh", "sum", 0.2, 1.0, 0.3), 4: ("sigmoid", "sum", -0.1, 1.0, 0.5)},
+                         [(-1, 4, 1.2, True), (4, 0, -0.8, True), (0, 4, 0.7, True), (0, 0, 0.4, True)])
+    net = ctrnn_reference([genome], config)[0]
+    exact = CTRNNPopulation.create([genome], config, 0.1, 0.02)
+    clean = CTRNNPopulation.create([genome], config, 0.02, 0.02)  # exactly one step per call
+    odd_steps, differs = [], 0
+    for k in range(60):
+        x = np.array([[math.sin(0.3 * k)]])
+        before = net.active
+        ref = net.advance(list(x[0]), 0.1, 0.02)
+        odd_steps.append(net.active != before)  # each step flips `active`: 5 steps flip it, 6 do not
+        assert exact.activate(x)[0].tolist() == ref
+        for _ in range(5):
+            five = clean.activate(x)
+        differs += five[0, 0] != ref[0]
+    assert 0 < sum(odd_steps) < 60 and differs > 0
+
+
+@pytest.fixture(scope="module")
+def ctrnn_single_config(tmp_path_factory):
+    return make_config(tmp_path_factory.mktemp("ctrnn-single"), num_inputs=8, num_outputs=1, feed_forward="false",
+                       activation_options=ALL_ACTIVATIONS, aggregation_options=ALL_AGGREGATIONS)
+
+
+def ctrnn_kernel_outputs(population, inputs, index, calls: int) -> list[np.ndarray]:
+    """Output 0 of each row after each of `calls` advances, from the C kernel called as advance()
+    calls it but with NaN allowed among the inputs (advance() refuses NaN from users)."""
+    from neatpar.nn import _kernel
+    t = population.tables
+    assert not t.uses_custom
+    state = np.zeros((len(inputs), population.state_width))
+    outputs = np.empty((len(inputs), 1))
+    result = []
+    for _ in range(calls):
+        _kernel.ctrnn_run(t.genome_start, t.node_slot, t.node_act, t.node_agg, t.node_bias, t.node_resp, t.link_start,
+                          t.link_src, t.link_w, t.node_tau, np.ascontiguousarray(index, dtype=np.int64),
+                          np.ascontiguousarray(inputs), state, outputs, t.num_inputs, 1, t.stride, t.max_fan_in,
+                          population.advance_time, population.time_step)
+        result.append(outputs[:, 0].copy())
+    return result
+
+
+def ctrnn_expected(genomes, config, inputs, index, calls, times) -> list[np.ndarray]:
+    nets = ctrnn_reference(genomes, config)
+    expected = np.empty((calls, len(inputs)))
+    for r, (g, row) in enumerate(zip(index.tolist(), inputs.tolist())):
+        net = nets[g]
+        net.reset()
+        for c in range(calls):
+            try:
+                expected[c, r] = net.advance(row, *times)[0]
+            except OverflowError:  # the kernel's inf where neat-python raises; compared as such below
+                expected[c:, r] = math.nan
+                break
+    return list(expected)
+
+
+def test_every_activation_in_a_ctrnn_is_bit_identical(ctrnn_single_config):
+    """Each built-in activation on 6,000 inputs (the edge values of activation_inputs among
+    them), through three advances of two Euler steps each, against CTRNN.advance: the output node
+    is act(-0.0 + 1.0 * max([x * 1.0])) with time constant 0.7, and a hidden node reads it (CTRNN
+    evaluates a node fed by a required one)."""
+    from neatpar.nn import CTRNNPopulation
+    rng = np.random.default_rng(21)
+    every = activation_inputs(rng)
+    x = np.concatenate([every[:99], rng.choice(every[99:], 5_901, replace=False)])  # specials and limits first
+    genomes = [hand_genome(ctrnn_single_config, {0: (name, "max", -0.0, 1.0, 0.7), 9: (name, "sum", 0.1, 0.5, 0.2)},
+                           [(-1, 0, 1.0, True), (0, 9, 1.3, True)], key=k)
+               for k, name in enumerate(ACTIVATIONS)]
+    times = (0.1, 0.05)
+    population = CTRNNPopulation.create(genomes, ctrnn_single_config, *times)
+    assert population.tables.node_counts == [2] * len(ACTIVATIONS)
+    inputs = np.zeros((len(ACTIVATIONS) * len(x), 8))
+    inputs[:, 0] = np.tile(x, len(ACTIVATIONS))
+    index = np.repeat(np.arange(len(ACTIVATIONS)), len(x))
+    got = ctrnn_kernel_outputs(population, inputs, index, 3)
+    expected = ctrnn_expected(genomes, ctrnn_single_config, inputs, index, 3, times)
+    for call in range(3):
+        for a, name in enumerate(ACTIVATIONS):
+            block = slice(a * len(x), (a + 1) * len(x))
+            overflowed = np.isnan(expected[call][block]) & ~np.isnan(got[call][block])
+            keep = ~overflowed  # neat-python raised OverflowError there (square, cube of huge values)
+            assert_bits_equal(got[call][block][keep], expected[call][block][keep], x[keep], f"{name}, call {call + 1}")
+            assert name in ("square", "cube") or not overflowed.any()
+
+
+def test_every_aggregation_in_a_ctrnn_is_bit_identical(ctrnn_single_config):
+    """Each built-in aggregation of lists of 0 to 8 values (500 lists each), through three
+    advances of 0.1 s in steps of 0.03 s (a last partial step), against CTRNN.advance."""
+    from neatpar.nn import CTRNNPopulation
+    rng = np.random.default_rng(22)
+    rows = 500
+    cases = [(name, k) for name in ALL_AGGREGATIONS.split() for k in range(9)]
+    genomes = [hand_genome(ctrnn_single_config, {0: ("identity", name, -0.0, 1.0, 0.45)},
+                           [(-i - 1, 0, 1.0, True) for i in range(k)], key=g) for g, (name, k) in enumerate(cases)]
+    times = (0.1, 0.03)
+    population = CTRNNPopulation.create(genomes, ctrnn_single_config, *times)
+    lists = aggregation_lists(rng, rows * len(cases))
+    index = np.repeat(np.arange(len(cases)), rows)
+    got = ctrnn_kernel_outputs(population, lists, index, 3)
+    expected = ctrnn_expected(genomes, ctrnn_single_config, lists, index, 3, times)
+    for call in range(3):
+        for g, (name, k) in enumerate(cases):
+            block = slice(g * rows, (g + 1) * rows)
+            assert_bits_equal(got[call][block], expected[call][block], lists[block, :k],
+                              f"{name} of {k}, call {call + 1}")
+
+
+def test_ctrnn_custom_functions_take_the_python_path(tmp_path):
+    from neatpar.nn import CTRNNPopulation
+    config = make_config(tmp_path, activation_options="sigmoid twice", aggregation_options="sum first",
+                         activation_mutate_rate=0.5, aggregation_mutate_rate=0.5, feed_forward="false",
+                         **TIME_CONSTANTS)
+    config.genome_config.add_activation("twice", twice)
+    config.genome_config.add_aggregation("first", first)
+    genomes = evolved_genomes(config, 4, 10)
+    for g in genomes:
+        next(iter(g.nodes.values())).activation = "twice"
+        next(iter(g.nodes.values())).aggregation = "first"
+    population = CTRNNPopulation.create(genomes, config, 0.1, 0.02)
+    assert population.tables.uses_custom
+    nets = ctrnn_reference(genomes, config)
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        x = rng.normal(size=(len(genomes), 3))
+        assert_identical(population.activate(x), advance_all(nets, x, 0.1, 0.02))
+
+
+def test_ctrnn_reset_restarts_the_network_and_its_clock(small):
+    """A cleared row is CTRNN.reset(): zero values and time_seconds 0, so the rounding steps of
+    its next decisions are those of a new network; other rows are untouched."""
+    from neatpar.nn import CTRNNPopulation
+    config, genomes = small
+    population = CTRNNPopulation.create(genomes, config, 0.1, 0.02)
+    nets = ctrnn_reference(genomes, config)
+    rng = np.random.default_rng(6)
+    for k in range(25):
+        if k == 13:
+            population.reset([2, 9])
+            nets[2].reset()
+            nets[9].reset()
+        x = rng.normal(size=(len(genomes), 3))
+        assert_identical(population.activate(x), advance_all(nets, x, 0.1, 0.02))
+    state = np.zeros((len(genomes), population.state_width))
+    x = rng.normal(size=(len(genomes), 3))
+    fresh = ctrnn_reference(genomes, config)
+    assert_identical(population.advance(x, None, state)[0], advance_all(fresh, x, 0.1, 0.02))
+
+
+def test_ctrnn_pickles_its_times_but_not_its_state(small):
+    from neatpar.nn import CTRNNPopulation
+    config, genomes = small
+    population = CTRNNPopulation.create(genomes, config, 0.25, 0.05)
+    x = np.random.default_rng(7).normal(size=(len(genomes), 3))
+    first_call = population.activate(x)
+    copy = pickle.loads(pickle.dumps(population))
+    assert (copy.advance_time, copy.time_step) == (0.25, 0.05)
+    assert copy.activate(x).tolist() == first_call.tolist()  # a fresh state in the copy
+
+
+def test_ctrnn_bad_arguments_are_clear_errors(small, tmp_path):
+    from neatpar.errors import ConfigError
+    from neatpar.nn import CTRNNPopulation
+    config, genomes = small
+    with pytest.raises(ValueError, match="time_step = 0.0: give the Euler step"):
+        CTRNNPopulation.create(genomes, config, 0.1, 0.0)
+    with pytest.raises(ValueError, match="advance_time = -1.0"):
+        CTRNNPopulation.create(genomes, config, -1.0, 0.01)
+    with pytest.raises(ValueError, match="advance_time = nan"):
+        CTRNNPopulation.create(genomes, config, math.nan, 0.01)
+    population = CTRNNPopulation.create(genomes, config, 0.1, 0.02)
+    with pytest.raises(ValueError, match=rf"state must be an \(2, {population.state_width}\) array"):
+        population.advance(np.ones((2, 3)), [0, 1], np.zeros((2, 3)))
+    genomes[3].nodes[0].time_constant = 0.0
+    with pytest.raises(ConfigError, match=f"genome {genomes[3].key} has a node with time_constant 0.0"):
+        CTRNNPopulation.create(genomes, config)
+
+
+def test_ctrnn_a_clock_too_late_to_move_is_an_error_not_a_hang(small):
+    """neat-python loops forever once time_seconds + dt == time_seconds; the kernel says so."""
+    from neatpar.nn import CTRNNPopulation
+    config, genomes = small
+    population = CTRNNPopulation.create(genomes, config, 1.0, 1e-3)
+    state = np.zeros((2, population.state_width))
+    state[1, -1] = 1e14  # 1e-3 is below half its float64 spacing
+    with pytest.raises(ValueError, match="row 1: after 100000000000000.0 s a step of 0.001 s no longer moves the time"):
+        population.advance(np.ones((2, 3)), [0, 1], state)

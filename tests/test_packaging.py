@@ -62,7 +62,8 @@ def test_sdist_wheel_installs_without_extras_and_evolves_with_the_fast_wire(tmp_
     wheel = glob.glob(str(dist / "neatpar-*.whl"))[0]
     names = tarfile.open(sdist).getnames()
     assert any(n.endswith("/neatpar-fastwire.pth") for n in names)
-    assert {"neatpar-fastwire.pth", "_neatpar_fastwire_hook.py"} <= set(zipfile.ZipFile(wheel).namelist())
+    top = {"neatpar-fastwire.pth", "_neatpar_fastwire_hook.py", "_neatpar_command.py"}  # beside the package
+    assert top <= set(zipfile.ZipFile(wheel).namelist())
     python = fresh_venv(str(tmp_path / "env"))
     run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check", wheel])
     site = run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip()

@@ -17,8 +17,8 @@ ray = pytest.importorskip("ray")
 
 import fitness_fns  # noqa: E402
 from helpers import (  # noqa: E402
-    ROOT, Run, ball_cfg, duel_cfg, evaluator_and_population, fitnesses, neatpar_cli, probe_hosts, shm_segments,
-    stats_rows, undisturbed, wait_gone)
+    ROOT, Run, ball_cfg, cmdline, duel_cfg, evaluator_and_population, fitnesses, hover_cfg, neatpar_cli,
+    probe_hosts, stats_rows, undisturbed, wait_gone, wait_until)
 from neatpar import LiveHandleError, ParallelEvaluator  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -155,6 +155,8 @@ def test_a_hung_actor_is_killed_after_the_timeout_and_replaced(tmp_path):
         evaluator.evaluate(pairs, config)
         _, victim, _ = evaluator._hosts.actor_locations()[0]
         os.kill(victim, signal.SIGSTOP)
+        for _, genome in pairs:
+            genome.fitness = None  # so that the second generation must give every genome its own
         started = time.monotonic()
         evaluator.evaluate(pairs, config)
         assert time.monotonic() - started >= evaluator._hosts.timeout
@@ -167,7 +169,6 @@ def test_a_hung_actor_is_killed_after_the_timeout_and_replaced(tmp_path):
 
 def test_evolve_with_backend_ray_matches_local_hosts_and_leaves_nothing(tmp_path):
     config = ball_cfg(tmp_path, generations=2, envs=2)
-    before = shm_segments()
     local = neatpar_cli("evolve", "--config", config, "--out", str(tmp_path / "local"))
     assert local.returncode == 0, local.stderr
     run = Run(config, tmp_path / "ray", "--backend", "ray")  # starts and stops its own Ray instance
@@ -175,7 +176,19 @@ def test_evolve_with_backend_ray_matches_local_hosts_and_leaves_nothing(tmp_path
     assert code == 0, err
     assert "simulators: 2, each in its own env host (Ray actors)" in "".join(run.lines)
     assert stats_rows(tmp_path / "ray") == stats_rows(tmp_path / "local")
-    run.assert_clean(before)  # the Ray instance's processes carry the run's mark too
+    run.assert_clean()  # the Ray instance's processes carry the run's mark too
+
+
+def test_a_ctrnn_run_on_ray_actors_matches_local_hosts(tmp_path):
+    """network = ctrnn on two Ray actors: the CTRNN kernels travel to the actors and give the run
+    that local env hosts give."""
+    config = hover_cfg(tmp_path, generations=2, envs=2)
+    local = neatpar_cli("evolve", "--config", config, "--out", str(tmp_path / "local"))
+    assert local.returncode == 0, local.stderr
+    run = Run(config, tmp_path / "ray", "--backend", "ray")
+    code, err = run.finish(timeout=300)
+    assert code == 0, err
+    assert stats_rows(tmp_path / "ray") == stats_rows(tmp_path / "local")
 
 
 def test_backend_ray_without_ray_installed_says_what_to_install(tmp_path):
@@ -195,3 +208,21 @@ def test_the_xor_example_on_ray_finds_the_same_winner_as_on_the_local_pool():
         return [line for line in result.stdout.splitlines() if line.startswith(("Winner", "  input"))]
     on_ray = winner("--backend", "ray")  # a Ray instance of its own, started and stopped by neatpar
     assert len(on_ray) == 5 and on_ray == winner()
+
+
+def test_quiet_on_ray_prints_no_forwarded_ray_line_even_when_an_actor_dies(tmp_path):
+    """Ray forwards its workers' output and its raylets' errors ("(raylet) A worker died ...") to
+    the driver's terminal; --quiet keeps to the run folder and the winner."""
+    out = tmp_path / "run"
+    config = ball_cfg(tmp_path, generations=8, interval=1, envs=2, env_args="--agents 4 --max-steps 60", max_steps=60)
+    run = Run(config, out, "--backend", "ray", "--quiet")
+    wait_until(lambda: (out / "checkpoints" / "checkpoint-2.gz").exists(), 240, "two generations")
+    actors = [p for p in run.family() if "ray::EnvHostActor" in cmdline(p)]
+    assert len(actors) == 2
+    os.kill(actors[0], signal.SIGKILL)
+    code, err = run.finish(timeout=300)
+    assert code == 0, err
+    assert "env host lost" in err  # neatpar's own warning says what happened, once
+    assert len(run.lines) == 2 and run.lines[0].startswith("neatpar evolve: ") and run.lines[1].startswith("winner: ")
+    assert "(raylet)" not in err and "EnvHostActor pid=" not in err
+    run.assert_clean()

@@ -27,6 +27,7 @@ from neatpar.reporters import RunRecorder  # noqa: E402
 from neatpar.run.evaluator import UnityEvaluator  # noqa: E402
 from neatpar.run.stats import GameStats, GenerationStats  # noqa: E402
 from neatpar.run_folder import RunFolder, species_figure  # noqa: E402
+from neatpar.run_settings import RunSettings  # noqa: E402
 from neatpar.sim.probe import observation  # noqa: E402
 from neatpar.tensorboard import EventLog  # noqa: E402
 from helpers import BUILDS, free_worker_id, write_config  # noqa: E402
@@ -78,18 +79,20 @@ def record(tmp_path, config, settings, generations, between=None):
     the first generation's (key, genome) pairs, the rows and the folder."""
     population = neat.Population(config, seed=5)
     first = list(population.population.items())
-    folder = RunFolder(str(tmp_path / "run"))
+    run = RunSettings.from_file(str(tmp_path / "probe.cfg"), {})
+    folder = RunFolder(str(tmp_path / "run"), run)
     events = EventLog(folder.path)
     rows = []
     try:
         with UnityEvaluator.from_settings(settings) as evaluator:
-            population.add_reporter(RunRecorder(population, evaluator, folder, 1000, True, rows, events))
+            population.add_reporter(RunRecorder(population, evaluator, folder, 1000, 1000, run, True, rows, events))
             for generation in range(generations):
                 population.run(evaluator.evaluate, 1)
                 if between is not None:
                     between(evaluator, generation)
     finally:
         events.close()
+        folder.release()
     return first, rows, folder.path
 
 
@@ -212,7 +215,7 @@ def test_each_population_behavior_has_its_own_returns_and_lengths(tmp_path):
 def test_species_png_stacks_the_species_of_every_generation(tmp_path):
     config, settings = probe_settings(tmp_path, agents=4, pop=20, stats=False, compatibility_threshold=1.5)
     first, rows, folder = record(tmp_path, config, settings, generations=5)
-    paths = RunFolder(folder).plot(rows)
+    paths = RunFolder(folder, RunSettings.from_file(str(tmp_path / "probe.cfg"), {}), resume=True).plot(rows)
     assert [os.path.basename(p) for p in paths] == ["fitness.png", "species.png"]
     with Image.open(paths[1]) as image:
         assert image.format == "PNG" and image.width > 100 and image.height > 100
@@ -298,10 +301,11 @@ def test_a_recorder_without_event_log_or_bar_writes_stats_only(tmp_path):
     """The recorder works without a bar or an event log (a library user's reporter)."""
     config, settings = probe_settings(tmp_path, agents=2, pop=4, stats=False)
     population = neat.Population(config, seed=5)
-    folder = RunFolder(str(tmp_path / "plain"))
+    run = RunSettings.from_file(str(tmp_path / "probe.cfg"), {})
+    folder = RunFolder(str(tmp_path / "plain"), run)
     rows = []
     with UnityEvaluator.from_settings(settings) as evaluator:
-        population.add_reporter(RunRecorder(population, evaluator, folder, 1000, True, rows))
+        population.add_reporter(RunRecorder(population, evaluator, folder, 1000, 1000, run, True, rows))
         population.run(evaluator.evaluate, 1)
     assert len(rows) == 1 and not [f for f in os.listdir(folder.path) if f.startswith("events.")]
     text = io.StringIO(open(os.path.join(folder.path, "stats.csv")).read())

@@ -125,7 +125,14 @@ def test_fixed_opponent_from_a_genome_file(tmp_path):
     genomes = first_generation(config)
     with UnityEvaluator.from_settings(run) as evaluator:
         evaluator.evaluate(genomes, config)
-    assert all(g.fitness is not None for _, g in genomes)
+    # The same opponent as the champion role's before there is a champion (the first genome):
+    # the same game, the same fitnesses.
+    champion_config, champion_run = teams_config(tmp_path, "Blue?team=0: population, Purple?team=1: champion")
+    against_first = first_generation(champion_config)
+    with UnityEvaluator.from_settings(champion_run) as evaluator:
+        evaluator.evaluate(against_first, champion_config)
+    assert [g.fitness for _, g in genomes] == [g.fitness for _, g in against_first]
+    assert None not in [g.fitness for _, g in genomes]
 
 
 def test_recurrent_networks_run(tmp_path):
@@ -156,14 +163,19 @@ MODES = {"inprocess": {}, "pool": {"inference": "pool", "workers": 2}, "envs2": 
 
 
 def probe_config(tmp_path, env_args, behaviors="Probe?team=0: population", pop=8, max_steps=20,
-                 recurrent=False, discrete=0, **neatpar):
+                 network="feedforward", discrete=0, **neatpar):
     section = {"env": PROBE, "env_args": env_args, "behaviors": behaviors, "max_steps": max_steps, "seed": 2,
-               "worker_id": free_worker_id(), "timeout": 20, "network": "recurrent" if recurrent else "feedforward",
-               **neatpar}
+               "worker_id": free_worker_id(), "timeout": 20, "network": network, **neatpar}
+    memory = network != "feedforward"
     path = write_config(tmp_path, "probe.cfg", neatpar=section, pop_size=pop, num_inputs=4,
                         num_outputs=discrete or 1, activation_options="tanh", activation_default="tanh",
-                        feed_forward="false" if recurrent else "true", num_hidden=1 if recurrent else 0)
+                        feed_forward="false" if memory else "true", num_hidden=1 if memory else 0,
+                        **(CTRNN_GENES if network == "ctrnn" else {}))
     return run_config.load(path)
+
+
+# Time constants that differ from node to node (neat-python's default is 1.0 for every node).
+CTRNN_GENES = dict(time_constant_init_mean=0.3, time_constant_init_stdev=0.2, time_constant_min_value=0.05)
 
 
 def observation():
@@ -179,23 +191,29 @@ def f32_sum(values) -> np.float32:
     return total
 
 
-def action_values(genome, config, decisions: int, recurrent: bool, discrete: int) -> list[np.float32]:
-    """The value of each of a genome's first `decisions` actions in an episode (fresh network)."""
-    net = (neat.nn.RecurrentNetwork if recurrent else neat.nn.FeedForwardNetwork).create(genome, config)
+def action_values(genome, config, decisions: int, network: str, discrete: int, times=(0.1, 0.02)) -> list[np.float32]:
+    """The value of each of a genome's first `decisions` actions in an episode (fresh network; a
+    CTRNN advances by `times` = (decision time, time step) per decision)."""
+    if network == "ctrnn":
+        net = neat.ctrnn.CTRNN.create(genome, config)
+        step = lambda: net.advance(list(observation()), *times)  # noqa: E731
+    else:
+        net = (neat.nn.RecurrentNetwork if network == "recurrent" else neat.nn.FeedForwardNetwork).create(genome, config)
+        step = lambda: net.activate(observation())  # noqa: E731
     values = []
     for _ in range(decisions):
-        out = np.asarray(net.activate(observation()))
+        out = np.asarray(step())
         values.append(np.float32(np.argmax(out)) if discrete else np.float32(np.clip(out[0], -1.0, 1.0)))
     return values
 
 
-def expected_return(genome, config, episode: int, max_steps: int, executions: int = 1, recurrent=False,
+def expected_return(genome, config, episode: int, max_steps: int, executions: int = 1, network="feedforward",
                     discrete=0) -> float:
     """The runner's return: the infos after decisions 2..k carry the sums of the previous action's
     executions; an episode the game ends at its L-th decision adds that action's one execution
     (the terminal); an episode cut at max_steps keeps the rewards of max_steps actions."""
     ended = 0 < episode <= max_steps
-    values = action_values(genome, config, episode if ended else max_steps, recurrent, discrete)
+    values = action_values(genome, config, episode if ended else max_steps, network, discrete)
     infos = [f32_sum([v] * executions) for v in (values[:-1] if ended else values)]
     if ended:
         infos.append(values[-1])
@@ -245,11 +263,29 @@ def test_every_return_is_exact_for_the_ways_real_games_behave(tmp_path, scenario
 def test_recurrent_genomes_start_each_episode_fresh_and_score_exactly(tmp_path):
     """Recurrent networks change their action from decision to decision; every genome's episode
     starts from a clean state, also after the runner resets a game that never ends episodes."""
-    config, settings = probe_config(tmp_path, "--agents 3 --decision-period 2", max_steps=6, recurrent=True)
+    config, settings = probe_config(tmp_path, "--agents 3 --decision-period 2", max_steps=6, network="recurrent")
     genomes, stats = run_generation(config, settings)
     assert stats.resets >= 2   # 8 genomes on 3 agents whose game episodes never end
     for key, genome in genomes:
-        assert genome.fitness == expected_return(genome, config, 0, 6, 2, recurrent=True), key
+        assert genome.fitness == expected_return(genome, config, 0, 6, 2, network="recurrent"), key
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_ctrnn_genomes_start_each_episode_fresh_and_score_exactly(tmp_path, mode):
+    """CTRNNs (each decision one CTRNN.advance of 0.1 s in steps of 0.02 s) score exactly what
+    neat-python's CTRNN earns from a fresh network per episode, in process, on the pool and on env
+    hosts: episodes that end, an agent that plays the same genome again (3 genomes, 2 episodes
+    each, on 3 agents), and episodes cut by a reset of a game that never ends them."""
+    scenarios = [("--agents 3 --episode-decisions 7", 20, 7, 8, 1), ("--agents 3 --episode-decisions 5", 20, 5, 3, 2),
+                 ("--agents 3", 9, 0, 8, 1)]
+    for args, max_steps, episode, pop, episodes in scenarios:
+        config, settings = probe_config(tmp_path, args, max_steps=max_steps, network="ctrnn", pop=pop,
+                                        episodes_per_genome=episodes, **MODES[mode])
+        genomes, _ = run_generation(config, settings)
+        returns = [genome.fitness for _, genome in genomes]
+        assert len(set(returns)) > 1  # the genomes act differently
+        for key, genome in genomes:
+            assert genome.fitness == expected_return(genome, config, episode, max_steps, network="ctrnn"), (args, key)
 
 
 def test_discrete_actions_take_the_best_allowed_and_score_exactly(tmp_path):
@@ -292,7 +328,7 @@ def test_a_behavior_the_config_does_not_name_gets_neutral_actions_and_one_warnin
         genomes, _ = run_generation(config, settings)
     warnings = [r.getMessage() for r in caplog.records if "Rival?team=1" in r.getMessage()]
     assert warnings == ["behavior 'Rival?team=1' is in the environment but not in [neatpar] behaviors: its agents "
-                        "get neutral actions (zeros)"]
+                        "get neutral actions (zeros; for a discrete branch, the first action their mask allows)"]
     assert all(g.fitness == expected_return(g, config, 3, 20) for _, g in genomes)
 
 

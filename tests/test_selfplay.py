@@ -12,7 +12,9 @@ import numpy as np
 import onnx
 import pytest
 
-from helpers import DUEL_SHORT, Run, duel_cfg, neatpar_cli, shm_segments, write_config
+import neatpar
+from helpers import DUEL_SHORT, Run, duel_cfg, genes_of, neatpar_cli, shm_segments, write_config
+from neatpar.run_folder import load_checkpoint
 
 TIMING = ("seconds", "scored_steps_per_s")
 
@@ -94,6 +96,9 @@ def test_an_asymmetric_league_run_evolves_a_population_per_behavior_in_turns(tmp
     assert not (striker / "checkpoints").exists()
     restored = neat.Checkpointer.restore_checkpoint(str(out / "checkpoints" / "checkpoint-3.gz"))
     assert restored.generation == 2 and len(restored.population) == 8   # the first behavior's population
+    # Each checkpoint's generations of the two populations: the striker's, the keeper's, in turns.
+    turns = [load_checkpoint(str(out / "checkpoints" / f"checkpoint-{n}.gz")) for n in (1, 2, 3)]
+    assert [(c[0], c[5]["sides"]["Keeper?team=1"]["generation"]) for c in turns] == [(1, 0), (1, 1), (2, 1)]
     # A population's winner plays against the other's.
     played = neatpar_cli("play", "--config", str(tmp_path / "asymmetric.cfg"), "--genome",
                          str(keeper / "winner.json"), "--episodes", "2")
@@ -103,12 +108,18 @@ def test_an_asymmetric_league_run_evolves_a_population_per_behavior_in_turns(tmp
 @pytest.mark.slow
 @pytest.mark.parametrize("game, envs", [("symmetric", 2), ("asymmetric", 1)])
 def test_resume_continues_the_league_exactly(tmp_path, game, envs):
-    config = (duel_cfg if game == "symmetric" else asymmetric_cfg)(tmp_path, generations=4, checkpoint_interval=2,
+    config = (duel_cfg if game == "symmetric" else asymmetric_cfg)(tmp_path, generations=4, checkpoint_interval=3,
                                                                    envs=envs)
     full, part = tmp_path / "full", tmp_path / "part"
     evolve(config, full)
     evolve(config, part, "--generations", "2")
-    resumed = neatpar_cli("evolve", "--config", config, "--resume", str(part / "checkpoints" / "checkpoint-2.gz"))
+    # Every third generation, and the run's last.
+    assert sorted(os.listdir(full / "checkpoints")) == ["checkpoint-3.gz", "checkpoint-4.gz"]
+    assert sorted(os.listdir(part / "checkpoints")) == ["checkpoint-2.gz"]
+    for name in ("duel.cfg", "asymmetric.cfg", "keeper.cfg"):   # the checkpoint alone: the run's settings,
+        if os.path.exists(tmp_path / name):                      # its populations' configs too, are stored
+            os.remove(tmp_path / name)
+    resumed = neatpar_cli("evolve", "--resume", str(part / "checkpoints" / "checkpoint-2.gz"), "--generations", "4")
     assert resumed.returncode == 0, resumed.stderr
     assert json.load(open(full / "league.json")) == json.load(open(part / "league.json"))
     folders = [""] if game == "symmetric" else ["behavior-Duel_team=0", "behavior-Keeper_team=1"]
@@ -131,11 +142,46 @@ def test_an_interrupted_asymmetric_run_resumes_exactly(tmp_path):
     code, err = run.finish()
     assert code == 143 and "resume with --resume" in err, err
     run.assert_clean(segments)
-    resumed = neatpar_cli("evolve", "--config", config, "--resume", err.split("--resume ")[-1].strip())
+    resumed = neatpar_cli("evolve", "--resume", err.split("--resume ")[-1].strip())
     assert resumed.returncode == 0, resumed.stderr
     assert json.load(open(full / "league.json")) == json.load(open(cut / "league.json"))
     for folder in ("behavior-Duel_team=0", "behavior-Keeper_team=1"):
         assert without_timing(table(full / folder / "stats.csv")) == without_timing(table(cut / folder / "stats.csv"))
+
+
+def league_genomes(checkpoint: str) -> list:
+    """Every genome a self-play checkpoint holds: each population's and each league member's."""
+    generation, config, population, species, rndstate, extras = load_checkpoint(checkpoint)
+    genomes = [population[k] for k in sorted(population)]
+    for side in (extras.get("sides") or {}).values():
+        genomes += [side["population"][k] for k in sorted(side["population"])]
+    for behavior in sorted(extras["selfplay"]["leagues"]):
+        genomes += [m.genome for m in extras["selfplay"]["leagues"][behavior].members]
+    return genomes
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("game", ["symmetric", "asymmetric"])
+def test_neatpar_s_neat_step_gives_a_league_run_neat_python_s_classes_give(tmp_path, game):
+    """A seeded league run (an asymmetric one: both populations, of their own configs) is the same
+    with neatpar's NEAT step classes as with neat-python's: stats, leagues, winners, genomes."""
+    runs = {}
+    for step in ("neatpar", "neat-python"):
+        folder = tmp_path / step
+        folder.mkdir()
+        config = (duel_cfg if game == "symmetric" else asymmetric_cfg)(folder, generations=4, checkpoint_interval=4,
+                                                                       neat_step=step)
+        out = folder / "run"
+        evolve(config, out)
+        outputs = [""] if game == "symmetric" else ["behavior-Duel_team=0", "behavior-Keeper_team=1"]
+        runs[step] = ([without_timing(table(out / f / "stats.csv")) for f in outputs],
+                      [json.load(open(out / f / "winner.json")) for f in outputs],
+                      json.load(open(out / "league.json")), league_genomes(str(out / "checkpoints" / "checkpoint-4.gz")))
+    ours, theirs = runs["neatpar"], runs["neat-python"]
+    assert {type(g) for g in ours[3]} == {neatpar.Genome} and {type(g) for g in theirs[3]} == {neat.DefaultGenome}
+    assert ours[:3] == theirs[:3]
+    assert [genes_of(g) for g in ours[3]] == [genes_of(g) for g in theirs[3]]
+    assert len({r["mean_fitness"] for rows in ours[0] for r in rows}) > 1   # the runs evolve
 
 
 def test_an_asymmetric_config_names_what_is_missing_and_leaves_no_folder(tmp_path):

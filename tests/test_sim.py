@@ -15,7 +15,7 @@ from mlagents_envs.side_channel.engine_configuration_channel import EngineConfig
 from mlagents_envs.side_channel.environment_parameters_channel import EnvironmentParametersChannel
 from mlagents_envs.side_channel.raw_bytes_channel import RawBytesChannel
 from mlagents_envs.side_channel.stats_side_channel import StatsSideChannel
-from helpers import BUILDS, ROOT, free_worker_id, pid_alive, simulator, wait_gone
+from helpers import BUILDS, ROOT, free_worker_id, pid_alive, simulator, wait_gone, wait_until
 
 
 def step_with(env, name, action_fn):
@@ -147,9 +147,7 @@ def test_simulator_exits_by_itself_when_python_is_killed(tmp_path):
     )
     python = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT)
     try:
-        deadline = time.monotonic() + 60
-        while not (pid_file.exists() and pid_file.read_text()) and time.monotonic() < deadline:
-            time.sleep(0.1)
+        wait_until(lambda: pid_file.exists() and pid_file.read_text(), 60, "the script to write the simulator's PID")
         sim_pid = int(pid_file.read_text())
         assert pid_alive(sim_pid)
         python.send_signal(signal.SIGKILL)
@@ -208,12 +206,127 @@ def test_unknown_unity_flags_are_ignored(tmp_path):
     assert "ignored arguments: -screen-width 80 -force-vulkan" in open(next(tmp_path.glob("Player-*.log"))).read()
 
 
+@pytest.mark.parametrize("args, message", [
+    (["--agnts", "32"], "--agnts is not an option of the ball build (did you mean --agents?); its options are "
+                        "--agents, --max-steps, --visual, --decision-period"),
+    (["--agents", "4", "32"], "'32' is a stray argument: no option of the ball build takes it; its options are "
+                              "--agents"),
+    (["--areas", "2"], "task 'ball' has no option areas")])
+def test_an_argument_the_build_does_not_take_ends_it_with_a_usage_error(tmp_path, args, message):
+    with pytest.raises(UnityEnvironmentException, match="return code 2"):
+        with simulator("ball", args=args, log_folder=str(tmp_path), timeout_wait=10):
+            pass
+    assert f"error: {message}" in open(next(tmp_path.glob("Player-*.log"))).read()
+
+
+def masked_probe(strict: bool, log_folder):
+    """The probe with one branch of 3 actions, action 0 masked for every agent."""
+    return simulator("probe", args=["--discrete", "3", "--mask-first", "1", "--strict-masks", str(int(strict))],
+                     log_folder=str(log_folder), timeout_wait=10)
+
+
+def test_a_masked_action_ends_a_strict_build_naming_it(tmp_path):
+    with pytest.raises(UnityEnvironmentException, match="return code 3"):
+        with masked_probe(True, tmp_path) as env:
+            env.reset()
+            for _ in range(3):
+                env.set_actions(PROBE, ActionTuple(discrete=np.array([[1], [2], [0], [1]], np.int32)))
+                env.step()
+    log = open(next(tmp_path.glob("Player-*.log"))).read()
+    assert "error: agent 2 of Probe?team=0 was sent action 0 on branch 0, which the mask sent with its decision " \
+           "request forbids (1 masked actions in this exchange)" in log
+
+
+def test_allowed_actions_pass_a_strict_build_and_a_lenient_one_logs_a_masked_action_once(tmp_path):
+    with masked_probe(True, tmp_path / "strict") as env:
+        env.reset()
+        for _ in range(5):
+            env.set_actions(PROBE, ActionTuple(discrete=np.array([[1], [2], [1], [2]], np.int32)))
+            env.step()
+    with masked_probe(False, tmp_path / "lenient") as env:
+        env.reset()
+        for _ in range(5):
+            env.step()  # mlagents-envs' empty action: 0, masked
+    log = open(next((tmp_path / "lenient").glob("Player-*.log"))).read()
+    assert log.count("was sent action 0 on branch 0, which the mask sent with its decision request forbids") == 1
+    assert "forbids" not in open(next((tmp_path / "strict").glob("Player-*.log"))).read()
+
+
 def test_launcher_works_from_any_working_directory(tmp_path):
     script = ("import sys\nfrom mlagents_envs.environment import UnityEnvironment\n"
               f"env = UnityEnvironment('../{os.path.relpath(os.path.join(BUILDS, 'ball'), tmp_path.parent)}', "
               f"worker_id={free_worker_id()}, no_graphics=True)\nenv.reset()\nenv.close()\nprint('ok')\n")
     result = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert result.stdout.strip() == "ok", result.stderr
+
+
+# ---------------------------------------------------------------- the hover build
+
+HOVER = "Hover?team=0"
+
+
+def hover_run(controller, steps, args=(), seed=0):
+    """Drive every agent of the hover build with `controller(readings, memory) -> actions` for
+    `steps` academy steps; returns the (steps, agents) rewards of decisions (NaN where an agent
+    did not decide) and the terminal rewards seen."""
+    with simulator("hover", args=["--agents", "16", *args], seed=seed) as env:
+        env.reset()
+        memory = {}
+        rewards, terminals = [], []
+        for _ in range(steps):
+            decision, terminal = env.get_steps(HOVER)
+            terminals += terminal.reward.tolist()
+            row = np.full(16, np.nan)
+            row[decision.agent_id] = decision.reward
+            rewards.append(row)
+            env.set_actions(HOVER, ActionTuple(continuous=controller(decision.obs[0], memory).astype(np.float32)))
+            env.step()
+        return np.array(rewards), terminals
+
+
+def pid(readings, memory, integral=True):
+    """Altitude hold from the noisy readings: thrust = 1.2 e - 0.6 v (+ 1.5 times the error's
+    integral), e and v in metres and metres per second."""
+    error, speed = readings[:, 0] * 2.0, readings[:, 1] * 3.0
+    memory["i"] = memory.get("i", 0.0) + (error * 0.02 if integral else 0.0)
+    return np.clip(1.2 * error - 0.6 * speed + 1.5 * memory["i"], -1, 1)[:, None]
+
+
+def test_hover_specs_and_noisy_readings_that_repeat_with_the_seed():
+    with simulator("hover", seed=3) as env:
+        env.reset()
+        spec = env.behavior_specs[HOVER]
+        assert [o.shape for o in spec.observation_specs] == [(2,)] and spec.action_spec.continuous_size == 1
+        first = env.get_steps(HOVER)[0].obs[0].copy()
+    with simulator("hover", seed=3) as env:
+        env.reset()
+        again = env.get_steps(HOVER)[0].obs[0]
+    assert first.shape == (16, 2) and np.array_equal(first, again)
+    assert np.all(np.abs(first) <= [1.0 + 0.25, 0.25])  # clipped error, at rest; noise of sd 0.05
+    assert len(np.unique(first[:, 1])) == 16  # the speed is 0 for all: what differs is the sensor noise
+
+
+def test_hover_full_thrust_climbs_out_and_none_falls_both_ending_at_minus_one():
+    for thrust in (1.0, -1.0):
+        rewards, terminals = hover_run(lambda r, m: np.full((len(r), 1), thrust), 150)
+        assert len(terminals) >= 16 and all(t == -1.0 for t in terminals)
+
+
+def test_hover_memory_pays_and_jerky_thrust_costs():
+    """The task's point: with the payload unknown, integral action (memory) tracks the target
+    better than the same controller without it; switching thrust at every decision costs 0.5 per
+    unit of change squared."""
+    with_memory, _ = hover_run(pid, 400)
+    without, _ = hover_run(lambda r, m: pid(r, m, integral=False), 400)
+    assert np.nansum(with_memory) > 1.15 * np.nansum(without) > 0
+    jerky, _ = hover_run(alternating, 20)
+    assert np.all(jerky[2:] <= 0.1 - 0.5 * 1.0 ** 2 + 1e-6)  # from the second action on, each changes by 1.0
+
+
+def alternating(readings, memory):
+    """Thrust 0.5, -0.5, 0.5, ...: a change of 1.0 at every decision."""
+    memory["thrust"] = -memory.get("thrust", -0.5)
+    return np.full((len(readings), 1), memory["thrust"])
 
 
 # ---------------------------------------------------------------- Academy semantics and the probe build

@@ -1,11 +1,11 @@
-"""The Unity adapter's own rules: which observations a NEAT network can take, and how network
-outputs become actions (clipping, masks)."""
+"""The Unity adapter's own rules: which observations a NEAT network can take, how network outputs
+become actions (clipping, masks), and that no action it sends is one the agent's mask forbids."""
 import numpy as np
 import pytest
 from mlagents_envs.base_env import ActionSpec, BehaviorSpec, DimensionProperty, ObservationSpec, ObservationType
 
 from neatpar.envs.base import Layout
-from neatpar.envs.unity.adapter import layout_of, outputs_to_actions
+from neatpar.envs.unity.adapter import layout_of, neutral_actions, outputs_to_actions
 from neatpar.errors import EnvironmentMismatch
 
 
@@ -38,3 +38,44 @@ def test_outputs_to_actions_clip_and_respect_masks():
     action = outputs_to_actions(layout, outputs, mask)
     assert action.continuous.tolist() == [[1.0], [-1.0]]
     assert action.discrete.tolist() == [[2, 0], [0, 0]]  # best allowed; all forbidden falls back to 0
+
+
+@pytest.mark.parametrize("branches", [(1,), (3,), (2, 4), (5, 1, 3)])
+def test_neutral_actions_take_each_branch_s_first_allowed_action(branches):
+    rng = np.random.default_rng(sum(branches))
+    agents = 200
+    mask = [rng.random((agents, size)) < 0.6 for size in branches]
+    actions = neutral_actions(2, branches, mask, agents)
+    assert actions.continuous.tolist() == [[0.0, 0.0]] * agents
+    for b, size in enumerate(branches):
+        for agent in range(agents):
+            allowed = [a for a in range(size) if not mask[b][agent, a]]
+            assert actions.discrete[agent, b] == (allowed[0] if allowed else 0)
+    assert neutral_actions(0, branches, None, 3).discrete.tolist() == [[0] * len(branches)] * 3
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("envs", [1, 2])
+def test_no_masked_action_is_ever_sent_on_any_path(tmp_path, envs):
+    """A build that ends at the first masked action it receives (strict masks), driven through every
+    path that sends actions: the env hosts' survey (envs = 2), an unlisted behavior, agents left
+    without a genome, resets of a game whose episodes never end; both behaviors mask action 0."""
+    from helpers import probe_hosts
+    args = "--behaviors 2 --discrete 3 --mask-first 1 --episode-decisions 0 --strict-masks 1"
+    evaluator, config, pairs = probe_hosts(tmp_path, agents=4, pop=10, envs=envs, episode=0, num_outputs=3,
+                                           env_args=f"--agents 4 {args}", max_steps=3)
+    logs = tmp_path / "logs"
+    evaluator.log_folder = str(logs)
+    try:
+        for _ in range(2):
+            evaluator.evaluate(pairs, config)
+            stats = evaluator.last_stats
+            assert stats.resets > 0 and stats.agent_steps > stats.scored_steps  # resets, and agents without a genome
+        if envs == 1:
+            assert evaluator.environment.bridge.launches == 1  # never relaunched after a strict build's exit
+        else:
+            assert evaluator._runner.lost == 0 and evaluator._hosts.agents() == 4  # the survey ran
+    finally:
+        evaluator.close()
+    texts = [p.read_text() for p in logs.glob("Player-*.log")]
+    assert len(texts) == envs and not [t for t in texts if "forbids" in t or "error" in t]

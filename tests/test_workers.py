@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 import pytest
-from helpers import ROOT, run_marked, wait_gone
+from helpers import ROOT, run_marked, wait_gone, wait_until
 
 from neatpar.parallel import module_state
 
@@ -81,13 +81,10 @@ def test_ctrl_c_stops_workers_promptly_and_reraises(tmp_path):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True, cwd=ROOT)
     try:
-        deadline = time.monotonic() + 30
-        while not (pid_file.exists() and pid_file.read_text()) and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_until(lambda: pid_file.exists() and pid_file.read_text(), 30, "the script to write its workers' PIDs")
         workers = [int(p) for p in pid_file.read_text().split()]
         busy = tmp_path / "pids.busy"  # a worker is evaluating a genome: evaluate() is running
-        while not busy.exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_until(busy.exists, 30, "a worker to start evaluating a genome")
         os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl+C does: the whole group
         started = time.monotonic()
         out, err = proc.communicate(timeout=15)

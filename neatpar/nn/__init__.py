@@ -1,4 +1,4 @@
 """The population kernel: neat-python networks of a whole population evaluated in one call."""
-from .kernel import FeedForwardPopulation, RecurrentPopulation
+from .kernel import CTRNNPopulation, FeedForwardPopulation, RecurrentPopulation
 
-__all__ = ["FeedForwardPopulation", "RecurrentPopulation"]
+__all__ = ["CTRNNPopulation", "FeedForwardPopulation", "RecurrentPopulation"]

@@ -164,6 +164,32 @@ static void release(Buffers *b)
         if (all[i]->obj != NULL) PyBuffer_Release(all[i]);
 }
 
+/* A population's tables, as their buffers hold them. */
+typedef struct {
+    const int64_t *genome_start, *link_start;
+    const int32_t *node_slot, *link_src;
+    const int8_t *node_act, *node_agg;
+    const double *node_bias, *node_resp, *link_w;
+} Net;
+
+static Net net_of(const Buffers *b)
+{
+    Net t = {b->genome_start.buf, b->link_start.buf, b->node_slot.buf, b->link_src.buf, b->node_act.buf,
+             b->node_agg.buf, b->node_bias.buf, b->node_resp.buf, b->link_w.buf};
+    return t;
+}
+
+/* Node n's value from the values `in`: act(bias + response * agg([in[src] * w, ...])), the
+ * weighted inputs in link order (x: scratch of max_fan_in doubles). */
+static inline double node_value(const Net *t, int64_t n, const double *in, double *x)
+{
+    Py_ssize_t k = 0;
+    for (int64_t l = t->link_start[n]; l < t->link_start[n + 1]; l++, k++)
+        x[k] = in[t->link_src[l]] * t->link_w[l];
+    const double s = aggregate(t->node_agg[n], x, k);
+    return activate(t->node_act[n], t->node_bias[n] + t->node_resp[n] * s);
+}
+
 /* run(tables..., genome_index, read, write, stride, max_fan_in)
  * Feed-forward: read and write are the same buffer (nodes in topological order).
  * Recurrent: every node reads the previous step's values (`read`) and writes `write`. */
@@ -177,11 +203,8 @@ static PyObject *run(PyObject *self, PyObject *args)
                           &b.link_src, &b.link_w, &b.genome_index, &b.read, &b.write, &stride,
                           &max_fan_in))
         return NULL;
-    const int64_t *genome_start = b.genome_start.buf, *link_start = b.link_start.buf;
+    const Net t = net_of(&b);
     const int64_t *genome_index = b.genome_index.buf;
-    const int32_t *node_slot = b.node_slot.buf, *link_src = b.link_src.buf;
-    const int8_t *node_act = b.node_act.buf, *node_agg = b.node_agg.buf;
-    const double *node_bias = b.node_bias.buf, *node_resp = b.node_resp.buf, *link_w = b.link_w.buf;
     const double *read = b.read.buf;
     double *write = b.write.buf;
     Py_ssize_t rows = b.genome_index.len / (Py_ssize_t)sizeof(int64_t);
@@ -193,19 +216,87 @@ static PyObject *run(PyObject *self, PyObject *args)
         const int64_t g = genome_index[r];
         const double *in = read + r * stride;
         double *out = write + r * stride;
-        for (int64_t n = genome_start[g]; n < genome_start[g + 1]; n++) {
-            Py_ssize_t k = 0;
-            for (int64_t l = link_start[n]; l < link_start[n + 1]; l++, k++)
-                x[k] = in[link_src[l]] * link_w[l];
-            double s = aggregate(node_agg[n], x, k);
-            out[node_slot[n]] = activate(node_act[n], node_bias[n] + node_resp[n] * s);
-        }
+        for (int64_t n = t.genome_start[g]; n < t.genome_start[g + 1]; n++)
+            out[t.node_slot[n]] = node_value(&t, n, in, x);
     }
     Py_END_ALLOW_THREADS
 
     free(x);
     release(&b);
     Py_RETURN_NONE;
+}
+
+/* ------------------------------------------------------------------ continuous time
+ * ctrnn_run(tables..., node_tau, genome_index, inputs, state, outputs, num_inputs, num_outputs,
+ *           stride, max_fan_in, advance_time, time_step)
+ * neat-python 2.0's CTRNN.advance(inputs, advance_time, time_step) for every row, operation for
+ * operation: while time < final: dt = min(time_step, final - time); the two value buffers swap
+ * roles (ivalues = values[active], ovalues = values[1 - active], active = 1 - active); inputs go
+ * into both; each node's z = act(bias + response * agg(ivalues[src] * w)) moves its *ovalues*
+ * entry: ov += dt / tau * (-ov + z); time += dt. Outputs are read from values[1 - active], the
+ * buffer the last step read (CTRNN.advance's own choice: the outputs lag one step behind).
+ * State row r (`width` = 2 * stride + 2 doubles): values[0], values[1], active (0.0 or 1.0),
+ * time_seconds; all zeros is a fresh network (CTRNN.reset()). Returns the first row whose time
+ * can no longer advance (time + dt == time, where neat-python would loop forever), or -1. */
+static PyObject *ctrnn_run(PyObject *self, PyObject *args)
+{
+    Buffers b;
+    Py_buffer b_tau, b_inputs, b_state, b_outputs;
+    memset(&b, 0, sizeof(b));
+    Py_ssize_t num_inputs, num_outputs, stride, max_fan_in;
+    double advance_time, time_step;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*y*y*y*w*w*nnnndd", &b.genome_start, &b.node_slot,
+                          &b.node_act, &b.node_agg, &b.node_bias, &b.node_resp, &b.link_start, &b.link_src,
+                          &b.link_w, &b_tau, &b.genome_index, &b_inputs, &b_state, &b_outputs, &num_inputs,
+                          &num_outputs, &stride, &max_fan_in, &advance_time, &time_step))
+        return NULL;
+    const Net t = net_of(&b);
+    const int64_t *genome_index = b.genome_index.buf;
+    const double *node_tau = b_tau.buf, *inputs = b_inputs.buf;
+    double *state = b_state.buf, *outputs = b_outputs.buf;
+    const Py_ssize_t rows = b.genome_index.len / (Py_ssize_t)sizeof(int64_t), width = 2 * stride + 2;
+    Py_ssize_t stuck = -1;
+    double *x = malloc(sizeof(double) * (size_t)(max_fan_in > 0 ? max_fan_in : 1));
+    PyObject *result = NULL;
+    if (x == NULL) { PyErr_NoMemory(); goto done; }
+
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t r = 0; r < rows && stuck < 0; r++) {
+        const int64_t g = genome_index[r];
+        const double *in = inputs + r * num_inputs;
+        double *row = state + r * width;
+        double *values[2] = {row, row + stride};
+        int active = row[2 * stride] != 0.0;
+        double time = row[2 * stride + 1];
+        const double final_time = time + advance_time;
+        while (time < final_time) {
+            const double remaining = final_time - time;
+            const double dt = remaining < time_step ? remaining : time_step;   /* min(time_step, remaining) */
+            double *iv = values[active], *ov = values[1 - active];
+            active = 1 - active;
+            for (Py_ssize_t i = 0; i < num_inputs; i++) { iv[i] = in[i]; ov[i] = in[i]; }
+            for (int64_t n = t.genome_start[g]; n < t.genome_start[g + 1]; n++) {
+                const double z = node_value(&t, n, iv, x);
+                double *o = ov + t.node_slot[n];
+                *o = *o + dt / node_tau[n] * (-*o + z);
+            }
+            const double next = time + dt;
+            if (next == time) { stuck = r; break; }
+            time = next;
+        }
+        row[2 * stride] = active ? 1.0 : 0.0;
+        row[2 * stride + 1] = time;
+        const double *last = values[1 - active];
+        for (Py_ssize_t o = 0; o < num_outputs; o++) outputs[r * num_outputs + o] = last[num_inputs + o];
+    }
+    Py_END_ALLOW_THREADS
+
+    result = PyLong_FromSsize_t(stuck);
+done:
+    free(x);
+    release(&b);
+    PyBuffer_Release(&b_tau); PyBuffer_Release(&b_inputs); PyBuffer_Release(&b_state); PyBuffer_Release(&b_outputs);
+    return result;
 }
 
 /* ------------------------------------------------------------------ feed-forward structure
@@ -352,6 +443,7 @@ done:  /* one exit: every buffer and scratch array released on success and on fa
 static PyMethodDef methods[] = {
     {"run", run, METH_VARARGS, "Evaluate every row's network once (see the module source)."},
     {"ff_structure", ff_structure, METH_VARARGS, "Feed-forward structure of a population (see the source)."},
+    {"ctrnn_run", ctrnn_run, METH_VARARGS, "Advance every row's CTRNN by one advance() (see the source)."},
     {NULL, NULL, 0, NULL},
 };
 

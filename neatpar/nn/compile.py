@@ -4,7 +4,9 @@ The structure of each network is exactly the one neat-python builds: for feed-fo
 the nodes `FeedForwardNetwork.create` evaluates (required for an output, reachable in
 topological order, only enabled links, links kept in the genome's connection order), for
 recurrent networks the nodes and links `RecurrentNetwork.create` keeps (note: it decides which
-nodes are required over *all* connections, enabled or not, as neat-python does).
+nodes are required over *all* connections, enabled or not, as neat-python does). `CTRNN.create`
+keeps the same nodes and links as `RecurrentNetwork.create`, and each node's `time_constant`
+(`Tables(..., time_constants=True)`).
 """
 from __future__ import annotations
 
@@ -137,17 +139,19 @@ class Flat(NamedTuple):
     link_src: Any
     link_w: Any
     stride: int
+    node_tau: Any = None
 
 
 class Tables:
     """The flat, picklable description of a population of networks (see _kernel.c)."""
 
-    def __init__(self, genomes: Sequence, config: Any, recurrent: bool):
+    def __init__(self, genomes: Sequence, config: Any, recurrent: bool, time_constants: bool = False):
         gc = config.genome_config
         self.input_keys = list(gc.input_keys)
         self.output_keys = list(gc.output_keys)
         self.num_inputs, self.num_outputs = len(self.input_keys), len(self.output_keys)
         self.recurrent = recurrent
+        self._with_tau = time_constants
         acts = FunctionTable(gc.activation_defs, BUILTIN_ACTIVATIONS, neat.activations, "activation")
         aggs = FunctionTable(gc.aggregation_function_defs, BUILTIN_AGGREGATIONS, neat.aggregations, "aggregation")
         self.genome_keys = [g.key for g in genomes]
@@ -162,6 +166,8 @@ class Tables:
         self.node_agg = np.frombuffer(flat.node_agg, dtype=np.int8)
         self.node_bias = np.frombuffer(flat.node_bias, dtype=np.float64)
         self.node_resp = np.frombuffer(flat.node_resp, dtype=np.float64)
+        # Each evaluated node's time_constant (CTRNN), else None.
+        self.node_tau = np.frombuffer(flat.node_tau, dtype=np.float64) if time_constants else None
         self.link_start = np.asarray(flat.link_start, dtype=np.int64)
         self.link_src = np.asarray(flat.link_src, dtype=np.int32)
         self.link_w = np.asarray(flat.link_w, dtype=np.float64)
@@ -175,7 +181,7 @@ class Tables:
     def _node_attributes(self, genome, keys, acts, aggs, out, nodes: dict | None = None) -> None:
         """The kernel's attributes of the nodes `keys`, read from the genome's records when it has
         them (no gene objects made), else from its node dict."""
-        node_act, node_agg, node_bias, node_resp = out
+        node_act, node_agg, node_bias, node_resp = out[:4]
         act_code, agg_code = acts.code, aggs.code
         records = gene_records(genome) if nodes is None else None
         if records is not None:
@@ -189,6 +195,9 @@ class Tables:
                 node_agg.append(agg_code(names[agg[i]]))
                 node_bias.append(bias[i])
                 node_resp.append(resp[i])
+            if self._with_tau:
+                tau = table["time_constant"].tolist()
+                out[4].extend(tau[row[n]] for n in keys)
             return
         gene_of = genome.nodes if nodes is None else nodes
         for n in keys:
@@ -197,6 +206,8 @@ class Tables:
             node_agg.append(agg_code(gene.aggregation))
             node_bias.append(gene.bias)
             node_resp.append(gene.response)
+        if self._with_tau:
+            out[4].extend(_time_constant(gene_of[n], n, genome) for n in keys)
 
     def _feed_forward_in_c(self, genomes, acts, aggs) -> Flat | None:
         """The feed-forward structure walked in C (_kernel.ff_structure); None if a genome has a
@@ -213,12 +224,12 @@ class Tables:
         nodes, links = _kernel.ff_structure(src_a, dst_a, starts, self.num_inputs,
                                             self.num_outputs, node_key, genome_start, link_conn, link_start,
                                             link_src, node_slot, strides)
-        out = (array("b"), array("b"), array("d"), array("d"))
+        out = self._attribute_arrays()
         keys, bounds = node_key[:nodes].tolist(), genome_start.tolist()
         for g, genome in enumerate(genomes):
             self._node_attributes(genome, keys[bounds[g]:bounds[g + 1]], acts, aggs, out)
-        return Flat(genome_start, node_slot[:nodes], *out, link_start[:nodes + 1], link_src[:links],
-                    weight[link_conn[:links]], int(strides[:genomes_n].max(initial=0)))
+        return Flat(genome_start, node_slot[:nodes], *out[:4], link_start[:nodes + 1], link_src[:links],
+                    weight[link_conn[:links]], int(strides[:genomes_n].max(initial=0)), *out[4:])
 
     @staticmethod
     def _enabled_links(genomes) -> tuple:
@@ -241,7 +252,7 @@ class Tables:
         input_set = set(self.input_keys)
         genome_start, node_slot, link_start = array("q", [0]), array("i"), array("q", [0])
         link_src, link_w = array("i"), array("d")
-        out = (array("b"), array("b"), array("d"), array("d"))
+        out = self._attribute_arrays()
         stride = 0
         fixed_slots = {k: s for s, k in enumerate(self.input_keys + self.output_keys)}
         for genome in genomes:
@@ -263,13 +274,27 @@ class Tables:
                 link_start.append(len(link_src))
             genome_start.append(len(node_slot))
             stride = max(stride, len(slots))
-        return Flat(np.frombuffer(genome_start, np.int64), np.frombuffer(node_slot, np.int32), *out,
+        return Flat(np.frombuffer(genome_start, np.int64), np.frombuffer(node_slot, np.int32), *out[:4],
                     np.frombuffer(link_start, np.int64), np.frombuffer(link_src, np.int32),
-                    np.frombuffer(link_w, np.float64), stride)
+                    np.frombuffer(link_w, np.float64), stride, *out[4:])
+
+    def _attribute_arrays(self) -> tuple:
+        """Per-node attribute arrays to fill: activation, aggregation, bias, response (and time
+        constant for a CTRNN)."""
+        return (array("b"), array("b"), array("d"), array("d")) + ((array("d"),) if self._with_tau else ())
 
     @property
     def num_genomes(self) -> int:
         return len(self.genome_start) - 1
+
+
+def _time_constant(gene, key: int, genome) -> float:
+    """A node gene's time_constant, which CTRNN.create reads; a clear error for a gene without one."""
+    try:
+        return gene.time_constant
+    except AttributeError:
+        raise ConfigError(f"network = ctrnn: node {key} of genome {genome.key} ({type(gene).__name__}) has no "
+                          f"time_constant; use node genes that have one, as neat-python's DefaultNodeGene") from None
 
 
 def genome_list(genomes: Iterable) -> list:

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import logging
 import math
 import numbers
 import random
 import sys
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 import numpy as np
@@ -27,6 +29,27 @@ from .serialize import dumps_for_worker
 
 #: How many times a genome may kill its worker before it counts as failed.
 MAX_WORKER_DEATHS = 2
+log = logging.getLogger("neatpar")
+
+
+@dataclass
+class Failures:
+    """The genomes of one generation that got `failure_fitness`, by what went wrong, and the first
+    of them in the generation's order: its key and what happened (its traceback, for an exception)."""
+    genomes: int = 0          # genomes evaluated in the generation
+    raised: int = 0
+    timed_out: int = 0
+    crashed: int = 0          # killed their worker MAX_WORKER_DEATHS times
+    first_genome: int | None = None
+    first_error: str = field(default="", repr=False)
+
+    @property
+    def failed(self) -> int:
+        return self.raised + self.timed_out + self.crashed
+
+    def describe(self) -> str:
+        kinds = [(self.raised, "raised"), (self.timed_out, "timed out"), (self.crashed, "killed their worker")]
+        return f"{self.failed} of {self.genomes} genomes failed ({', '.join(f'{n} {w}' for n, w in kinds if n)})"
 
 
 class ParallelEvaluator:
@@ -38,6 +61,9 @@ class ParallelEvaluator:
       (globals holding live handles are always cleared).
     - failure_fitness: None (default) makes a genome whose evaluation raises, times out or kills
       its worker twice raise GenomeEvaluationError; a number is assigned as its fitness instead.
+      Such failures are never silent: each generation with failures logs a warning with their
+      count (the first one also with the first failure's traceback), `last_failures` counts them,
+      and a generation in which every genome failed raises GenomeEvaluationError.
     - progress: show a tqdm bar on stderr (default: only when stderr is a terminal).
     - chunksize: genomes per task (default: about four tasks per worker per generation; one
       with backend="ray" and a timeout).
@@ -77,6 +103,9 @@ class ParallelEvaluator:
         self.progress = progress
         self.chunksize = chunksize
         self.tasks = None  # the backend; None when serial (num_workers=0) or closed
+        self.last_failures = Failures()  # of the latest generation
+        self._errors: dict = {}  # genome key -> what went wrong, this generation
+        self._warned = False  # the first generation with failures showed its first traceback
         if backend == "ray":
             self.tasks = _ray_tasks(num_workers, eval_function, address, initializer, initargs, timeout,
                                     maxtasksperchild, tuple(clear_globals))
@@ -124,16 +153,41 @@ class ParallelEvaluator:
         pairs = list(genomes)
         if not pairs:
             return
+        self.last_failures, self._errors = Failures(genomes=len(pairs)), {}
         if self.num_workers == 0:
             self._evaluate_serial(pairs, config)
-            return
-        if self.tasks is None:
+        elif self.tasks is None:
             raise ValueError("this ParallelEvaluator is closed")
-        try:
-            self._evaluate_pool(pairs, config)
-        except BaseException:
-            self.terminate()
-            raise
+        else:
+            try:
+                self._evaluate_pool(pairs, config)
+            except BaseException:
+                self.terminate()
+                raise
+        self._report_failures([key for key, _ in pairs])
+
+    def _report_failures(self, keys: list) -> None:
+        """A generation's failures, made visible: a warning with their count (the first such
+        warning with the traceback of the first genome, in the generation's order, that failed);
+        an error when every genome failed."""
+        failures = self.last_failures
+        if not failures.failed:
+            return
+        key = next(k for k in keys if k in self._errors)
+        why = failures.first_error = self._errors[key]
+        failures.first_genome = key
+        if failures.failed == failures.genomes:
+            raise GenomeEvaluationError(
+                f"every genome of the generation failed ({failures.describe()}), so it has no fitness to select "
+                f"on: fix eval_function (failure_fitness is for the occasional genome that fails); the first, "
+                f"genome {key}: eval_function {why}")
+        given = f"they got failure_fitness = {self.failure_fitness:g}"
+        if self._warned:
+            log.warning("ParallelEvaluator: %s; %s", failures.describe(), given)
+        else:
+            self._warned = True
+            log.warning("ParallelEvaluator: %s; %s (every generation with failures says so); the first, genome %s: "
+                        "eval_function %s", failures.describe(), given, key, why)
 
     def _evaluate_serial(self, pairs: list, config: Any) -> None:
         """In this process; the per-genome seeding must not disturb the caller's generators
@@ -183,12 +237,13 @@ class ParallelEvaluator:
             culprit = chunk[error.position]
             lost = [g for g in chunk[len(result.partial):] if g is not culprit]
             if isinstance(error, TaskTimeout):
-                self._fail(culprit, f"did not finish within the {self.timeout} s timeout (its worker was killed)", error)
+                self._fail(culprit, f"did not finish within the {self.timeout} s timeout (its worker was killed)",
+                           error, "timed_out")
                 return [lost] if lost else []
             deaths[culprit.key] = deaths.get(culprit.key, 0) + 1
             if deaths[culprit.key] < MAX_WORKER_DEATHS:
                 return [[culprit] + lost]
-            self._fail(culprit, f"killed its worker {MAX_WORKER_DEATHS} times ({error})", error)
+            self._fail(culprit, f"killed its worker {MAX_WORKER_DEATHS} times ({error})", error, "crashed")
             return [lost] if lost else []
         if isinstance(error, RemoteError) and isinstance(error.__cause__, ClearedGlobalError):
             raise ClearedGlobalError(str(error.__cause__)) from error  # the program's fault, not a genome's
@@ -204,7 +259,7 @@ class ParallelEvaluator:
             raise FitnessError(_bad_fitness_message(genome.key, outcome.value))
         else:
             self._fail(genome, f"raised an exception:\n{outcome.value}{self._population_level_hint(outcome.value)}",
-                       None)
+                       None, "raised")
 
     def _population_level_hint(self, traceback_text: str) -> str:
         """Name the likely cause when a population-level eval_genomes was passed by mistake."""
@@ -217,12 +272,16 @@ class ParallelEvaluator:
                     "ParallelEvaluator wants a per-genome f(genome, config) that returns the fitness)")
         return ""
 
-    def _fail(self, genome: Any, why: str, cause: BaseException | None) -> None:
+    def _fail(self, genome: Any, why: str, cause: BaseException | None, kind: str) -> None:
+        """A genome's evaluation failed (`kind`: a Failures field): stop the run, or give it
+        failure_fitness and count it."""
         if self.failure_fitness is None:
             raise GenomeEvaluationError(
                 f"genome {genome.key}: eval_function {why}; pass failure_fitness=<number> to give such "
                 f"genomes a fitness instead of stopping the run") from cause
         genome.fitness = float(self.failure_fitness)
+        setattr(self.last_failures, kind, getattr(self.last_failures, kind) + 1)
+        self._errors[genome.key] = why
 
 
 def _ray_tasks(num_workers: int, eval_function: Callable, address: str | None, initializer, initargs,
@@ -239,8 +298,10 @@ def _ray_tasks(num_workers: int, eval_function: Callable, address: str | None, i
 
 def _bad_fitness_message(key: int, shown: str) -> str:
     if shown == "None":
-        cause = ("ParallelEvaluator wants a per-genome function `f(genome, config) -> fitness`; a "
-                 "population-level `eval_genomes(genomes, config)` returns None")
+        cause = ("return the fitness from eval_function (`return fitness`): setting genome.fitness there is not "
+                 "enough, the worker's genome is a copy and ParallelEvaluator assigns what the function returns; "
+                 "it wants a per-genome f(genome, config) -> fitness, not a population-level "
+                 "eval_genomes(genomes, config)")
     elif shown in ("nan", "inf", "-inf") or "nan" in shown or "inf" in shown:
         cause = "the fitness is not finite: look for a division by zero or an overflowing network output"
     else:

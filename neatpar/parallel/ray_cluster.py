@@ -55,6 +55,22 @@ def connect(address: str | None):
     return ray, True
 
 
+@contextlib.contextmanager
+def worker_logs_silenced():
+    """Ray prints its workers' output and the raylets' error messages ("(raylet) A worker died or
+    was killed ...") on the driver's stdout and stderr; a quiet run wants none of it. Turned off
+    here with the switch Ray's own debugger uses (ray._private.worker._worker_logs_enabled; Ray is
+    pinned), and back on afterwards."""
+    require_ray()
+    import ray._private.worker as ray_worker
+    saved = ray_worker._worker_logs_enabled
+    ray_worker._worker_logs_enabled = False
+    try:
+        yield
+    finally:
+        ray_worker._worker_logs_enabled = saved
+
+
 def shutdown(ray) -> None:
     """Stop the Ray instance this process started."""
     with _global_random_kept():

@@ -21,8 +21,10 @@ part) only, so the results do not depend on which host ran which part, or how of
 - `LocalHosts` (local_hosts.py): hosts as spawn processes of a neatpar Pool.
 - `RayHosts` (ray_hosts.py): hosts as Ray actors.
 - `HostScheduler` (here): the main side; hands out parts, gathers results, replaces lost hosts.
-  It drives either kind through the same small interface: count, prepare, submit, wait,
-  progress, close.
+  It drives either kind through the same small interface: count, agents, prepare, free, submit,
+  wait, progress, close. A part goes to a host only when `free()` says one can run it now (a
+  replacement Ray actor that no node can take yet is not free), so no part waits on a host that
+  cannot run it; the generation's parts stay the same (`count` of them), whichever hosts run them.
 
 While a part runs, its host reports after every simulator step (HostProgress): the steps show
 that it is alive, the part's scored episodes and decisions so far let the main process show how
@@ -180,7 +182,7 @@ class HostScheduler:
         compiled: dict[int, tuple] = {}  # part -> (Plan, kernel), compiled once even if its host is lost
         running = 0
         while waiting or running:
-            while waiting and running < self.hosts.count:
+            while waiting and self.hosts.free():  # only hosts that can run a part now take one
                 part = waiting.popleft()
                 # Compiled here: a kernel's arrays travel far faster than genome objects.
                 if part not in compiled:
@@ -220,4 +222,5 @@ class HostScheduler:
                 f"part {part} of generation {generation} (genomes {genome_range.start}..{genome_range.stop - 1}) "
                 f"lost its env host {losses[part]} times (last: {error}); checkpoints written so far are "
                 f"intact: check the simulator's logs and resume") from None
-        log.warning("generation %d: env host lost (%s); running part %d again on a new host", generation, error, part)
+        log.warning("generation %d: env host lost (%s); running part %d again on the next free host", generation,
+                    error, part)

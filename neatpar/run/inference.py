@@ -41,7 +41,7 @@ class InProcessInference:
     def activate(self, obs, index, rows, reset, commit: bool = True) -> np.ndarray:
         if not commit:  # a trial run (auto mode): no state may change
             if self.kernel.recurrent:
-                return self.kernel.advance(obs, index, np.zeros((len(obs), self.kernel.tables.stride)))[0]
+                return self.kernel.advance(obs, index, np.zeros((len(obs), self.kernel.state_width)))[0]
             return self.kernel.activate(obs, index)
         if reset.any():
             self.kernel.reset(rows[reset])
@@ -94,7 +94,7 @@ class PoolInference:
         self.exchange: StepExchange | None = None
         self.ref = None
         self.recurrent = False
-        self.sizes = (0, 0, 1)  # inputs, outputs, stride
+        self.sizes = (0, 0, 1)  # inputs, outputs, state width
         self.step = 0
         self.redone = 0
 
@@ -104,7 +104,7 @@ class PoolInference:
             self.pool.unshare(self.ref)
         self.ref = self.pool.share(kernel)
         self.recurrent = kernel.recurrent
-        sizes = (kernel.num_inputs, kernel.num_outputs, kernel.tables.stride)
+        sizes = (kernel.num_inputs, kernel.num_outputs, kernel.state_width if kernel.recurrent else 1)
         if sizes != self.sizes and self.exchange is not None:
             self.exchange.close()
             self.exchange = None
@@ -117,10 +117,10 @@ class PoolInference:
             return old
         capacity = max(count, old.capacity if old else 0) * 2
         rows = max(state_rows, old.state_rows if old else 0) * 2
-        inputs, outputs, stride = self.sizes
-        new = StepExchange.create(capacity, inputs, outputs, self.workers, stride, rows)
+        inputs, outputs, width = self.sizes
+        new = StepExchange.create(capacity, inputs, outputs, self.workers, width, rows)
         if old is not None:
-            if old.spec["sizes"]["stride"] == stride:
+            if old.spec["sizes"]["stride"] == width:
                 kept = old.state_rows
                 new.arrays["state"][:, :kept] = old.arrays["state"]
                 new.arrays["current"][:kept] = old.arrays["current"]

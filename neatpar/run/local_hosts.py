@@ -125,6 +125,10 @@ class LocalHosts:
             self.pool.unshare(ref)
         self._refs = (self.pool.share(None, pickled=config_bytes),)
 
+    def free(self) -> int:
+        """Hosts without a part (the pool replaces a lost host itself: every host can take one)."""
+        return self.count - len(self._running)
+
     def submit(self, ticket: Any, compiled: tuple, generation: int, part: int) -> None:
         result = self.pool.apply_async(_host_part, (*self._refs, compiled, generation, part), timeout=self.timeout)
         self._running[result] = ticket

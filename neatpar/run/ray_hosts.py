@@ -7,6 +7,12 @@ running. `progress` answers the host's latest report (HostProgress: its simulato
 episodes and scored decisions of its part so far), asked about once a second. A dead actor is
 replaced; a busy actor whose simulator makes no step for the silence limit is killed, and its
 part runs again on a new actor.
+
+Parts go only to actors that are placed (their `ready` call answered): a replacement that no node
+can take (a cluster with no free CPU that lost a node) holds no work, and the generation runs on
+the actors that are placed; one warning says so when a replacement waits for a node longer than
+PLACEMENT_NOTE_SECONDS, and when no actor at all is placed for the silence limit the run stops
+with an error instead of waiting for ever. A replacement joins as soon as a node takes it.
 """
 from __future__ import annotations
 
@@ -18,9 +24,10 @@ from typing import Any
 
 from ..errors import ConfigError, HostLost, NeatparError, RemoteError
 from ..parallel.ray_cluster import config_from, connect, first_line, shutdown
-from .hosts import HostProgress, HostState, PartProgress, silence_limit
+from .hosts import MAX_HOST_LOSSES, PROGRESS_SECONDS, HostProgress, HostState, PartProgress, silence_limit
 
 STOP_SECONDS = 10.0
+PLACEMENT_NOTE_SECONDS = 5.0  # a replacement not placed after this long is reported (once)
 log = logging.getLogger("neatpar")
 
 
@@ -39,6 +46,10 @@ class EnvHostActor:
     def progress(self) -> HostProgress:
         """The host's latest report (updated after every simulator step while a part runs)."""
         return self.state.report
+
+    def ready(self) -> bool:
+        """Answers once the actor is placed on a node and constructed."""
+        return True
 
     def where(self) -> tuple[str, int, int | None]:
         """(node address, actor PID, simulator PID or None)."""
@@ -62,38 +73,60 @@ class RayHosts:
                               f"lower --envs, or add nodes to the cluster")
         self._actor_class = self.ray.remote(num_cpus=1, max_restarts=0, max_concurrency=2)(EnvHostActor)
         self.setup, self.count = setup, count
-        self._actors = [self._new_actor(i) for i in range(count)]
-        self._idle = deque(range(count))
+        self.timeout = silence_limit(setup.settings)
+        self._actors: list = [None] * count
+        self._placing: dict[int, tuple[Any, float]] = {}  # actor not yet placed -> (its ready call, since when)
+        self._failed_starts = [0] * count  # actors of this index that died before they were placed, in a row
+        self._idle: deque = deque()        # placed actors without a part
         self._running: dict = {}  # ObjectRef -> (ticket, actor index)
         self._where: dict = {}    # ticket -> (generation, part) of a running part
         self._seen: dict = {}     # ticket -> PartProgress, the most a running part has reported
         self._refs: tuple = ()
-        self.timeout = silence_limit(setup.settings)
         self._heard: dict[int, tuple[int, float]] = {}  # busy actor -> (steps, when they last changed)
         self._next_check = 0.0
         self._agents: int | None = None
+        self._short_noted = False      # the warning about unplaced replacements was given
+        self._none_placed_since: float | None = None
+        for index in range(count):
+            self._new_actor(index)
 
     def agents(self) -> int | None:
         """The agents of the population behaviors in a host's game, counted once by the first
-        actor; None when the count failed (the actor died or did not answer: it is replaced)."""
+        actor that is placed; None when the count failed (the actor died or did not answer: it is
+        replaced)."""
         if self._agents is None:
             ray = self.ray
+            while not self._idle:  # the count, too, goes only to an actor that is placed
+                self.wait(PROGRESS_SECONDS)
+            index = self._idle[0]
             try:
-                self._agents = ray.get(self._actors[0].survey.remote(), timeout=self.timeout).agents
+                self._agents = ray.get(self._actors[index].survey.remote(), timeout=self.timeout).agents
             except (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError):
-                ray.kill(self._actors[0])
-                self._actors[0] = self._new_actor(0)
+                self._replace(index)
                 self._agents = 0
             except ray.exceptions.RayTaskError as exc:
                 cause = getattr(exc, "cause", None)
                 raise cause if isinstance(cause, NeatparError) else RemoteError(first_line(exc), str(exc)) from None
         return self._agents or None
 
-    def _new_actor(self, index: int):
-        return self._actor_class.remote(self.setup, index)
+    def _new_actor(self, index: int) -> None:
+        """A new actor for host `index`; it takes parts once it is placed (its `ready` answers)."""
+        actor = self._actors[index] = self._actor_class.remote(self.setup, index)
+        self._placing[index] = (actor.ready.remote(), time.monotonic())
+
+    def _replace(self, index: int) -> None:
+        """End host `index`'s actor (dead, hung or unanswering) and start a new one."""
+        self.ray.kill(self._actors[index])
+        if index in self._idle:
+            self._idle.remove(index)
+        self._new_actor(index)
 
     def prepare(self, config_bytes: bytes) -> None:
         self._refs = (self.ray.put(config_bytes),)
+
+    def free(self) -> int:
+        """Placed actors without a part: how many parts can be handed out now."""
+        return len(self._idle)
 
     def submit(self, ticket: Any, compiled: tuple, generation: int, part: int) -> None:
         index = self._idle.popleft()
@@ -107,33 +140,88 @@ class RayHosts:
         return dict(self._seen)
 
     def wait(self, timeout: float) -> list[tuple[Any, Any, BaseException | None]]:
+        """(ticket, value, error) of the parts that finished within `timeout` seconds; actors that
+        got placed meanwhile become free."""
         ray = self.ray
-        ready, _ = ray.wait(list(self._running), num_returns=1, timeout=timeout)
+        placing = {ref: index for index, (ref, _) in self._placing.items()}
+        waiting = list(self._running) + list(placing)
+        ready = []
+        if waiting and ray.wait(waiting, num_returns=1, timeout=timeout)[0]:
+            ready = ray.wait(waiting, num_returns=len(waiting), timeout=0)[0]  # all that are ready by now
+        elif not waiting:
+            time.sleep(timeout)
         self._kill_hung()
         out = []
         for ref in ready:
+            if ref in placing:
+                self._placed(placing[ref], ref)
+                continue
             ticket, index = self._running.pop(ref)
             self._where.pop(ticket, None)
             self._seen.pop(ticket, None)
             value, error = None, None
             try:
                 value = ray.get(ref)
+                self._idle.append(index)
             except ray.exceptions.RayActorError as exc:
                 error = HostLost(f"env host {index} (Ray actor) died: {first_line(exc)}")
-                self._actors[index] = self._new_actor(index)
+                self._new_actor(index)  # free once it is placed: no part waits on a replacement
             except ray.exceptions.RayTaskError as exc:
                 cause = getattr(exc, "cause", None)
                 error = cause if isinstance(cause, NeatparError) else RemoteError(first_line(exc), str(exc))
-            self._idle.append(index)
+                self._idle.append(index)
             out.append((ticket, value, error))
+        self._check_placement()
         return out
+
+    def _placed(self, index: int, ref) -> None:
+        """Host `index`'s ready call answered: the actor takes parts, or (it died before it could
+        be placed) it is started again, and again at most MAX_HOST_LOSSES times in a row."""
+        del self._placing[index]
+        try:
+            self.ray.get(ref)
+        except self.ray.exceptions.RayActorError as exc:
+            self._failed_starts[index] += 1
+            if self._failed_starts[index] >= MAX_HOST_LOSSES:
+                raise NeatparError(f"env host {index} (Ray actor) failed to start {self._failed_starts[index]} times "
+                                   f"(last: {first_line(exc)}): check that neatpar and the build are installed on "
+                                   f"every node") from None
+            self._new_actor(index)
+            return
+        self._failed_starts[index] = 0
+        self._idle.append(index)
+
+    def _check_placement(self) -> None:
+        """Warn once when a replacement is not placed for a while (the generation runs on the
+        placed actors meanwhile); stop when no actor at all is placed for the silence limit."""
+        now = time.monotonic()
+        if not self._placing:
+            self._short_noted = False
+            self._none_placed_since = None
+            return
+        placed = self.count - len(self._placing)
+        oldest = min(since for _, since in self._placing.values())
+        if not self._short_noted and now - oldest > PLACEMENT_NOTE_SECONDS:
+            self._short_noted = True
+            waiting = ", ".join(str(i) for i in sorted(self._placing))
+            log.warning("env host %s (Ray actor) not placed on the Ray cluster after %.0f s (no node with a free CPU): "
+                        "generations run on the %d placed host(s) until a node takes it", waiting,
+                        now - oldest, placed)
+        if placed:
+            self._none_placed_since = None
+        elif self._none_placed_since is None:
+            self._none_placed_since = now
+        elif now - self._none_placed_since > self.timeout:
+            raise NeatparError(f"no env host is placed on the Ray cluster: none of the {self.count} actors found a "
+                               f"node with a free CPU within {self.timeout:.0f} s; add nodes to the cluster, or lower "
+                               f"--envs")
 
     def _kill_hung(self) -> None:
         """Ask each busy actor how far it is (about once a second): the parts' progress is kept;
         an actor that made no simulator step for `timeout` seconds, or does not answer, is killed
         (its part then fails with RayActorError and runs again on a new actor)."""
         now = time.monotonic()
-        if now < self._next_check:
+        if now < self._next_check or not self._running:
             return
         self._next_check = now + 1.0
         busy = {index: ticket for ticket, index in self._running.values()}
@@ -162,9 +250,12 @@ class RayHosts:
             self._seen[ticket] = PartProgress(max(seen.episodes, report.episodes),
                                               max(seen.scored_steps, report.scored_steps))
 
+    def _placed_actors(self) -> list:
+        return [actor for index, actor in enumerate(self._actors) if index not in self._placing]
+
     def actor_locations(self) -> list[tuple[str, int, int | None]]:
-        """(node, actor PID, simulator PID) of each host."""
-        return self.ray.get([actor.where.remote() for actor in self._actors], timeout=STOP_SECONDS)
+        """(node, actor PID, simulator PID) of each placed host."""
+        return self.ray.get([actor.where.remote() for actor in self._placed_actors()], timeout=STOP_SECONDS)
 
     def kill(self) -> None:
         """End every actor now (each actor's simulator quits when its connection drops)."""
@@ -172,22 +263,24 @@ class RayHosts:
             for actor in self._actors:
                 self.ray.kill(actor)
         finally:
-            self._actors, self._running = [], {}
-            self._where, self._seen = {}, {}
+            self._forget()
             self._shutdown()
 
     def close(self) -> None:
-        """Close each simulator (killed if a part is running), then end the actors."""
+        """Close each placed actor's simulator (killed if a part is running), then end the actors."""
         ray, graceful = self.ray, not self._running
         try:
-            stops = [actor.stop.remote(graceful) for actor in self._actors]
+            stops = [actor.stop.remote(graceful) for actor in self._placed_actors()]
             ray.wait(stops, num_returns=len(stops), timeout=STOP_SECONDS)
         finally:
             for actor in self._actors:
                 ray.kill(actor)
-            self._actors, self._running = [], {}
-            self._where, self._seen = {}, {}
+            self._forget()
             self._shutdown()
+
+    def _forget(self) -> None:
+        self._actors, self._running, self._placing, self._idle = [], {}, {}, deque()
+        self._where, self._seen = {}, {}
 
     def _shutdown(self) -> None:
         if self._started:

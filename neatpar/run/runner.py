@@ -8,8 +8,8 @@ generation as several Matches, one per opponent) or by a genome loaded from a fi
 
 A genome's episode is one of the game's episodes, from the agent's first decision in it:
 - An agent of a population behavior whose episode starts takes the next waiting genome (with a
-  clean recurrent state); with no genome waiting it still acts (driven by the first genome), its
-  rewards ignored.
+  clean recurrent or CTRNN state); with no genome waiting it still acts (driven by the first
+  genome), its rewards ignored.
 - Its return is the sum of the rewards and group rewards that follow its actions. The episode
   ends when the game ends it (a terminal report), or when the agent has made `max_steps`
   decisions: then the return is final, and the agent keeps playing its game episode unscored
@@ -23,9 +23,10 @@ The generation ends when every genome has `episodes_per_genome` episodes.
 Behaviors appear when the game first reports them (with their first agent's first decision,
 whenever that is). A configured behavior that has not reported within BEHAVIOR_WAIT_STEPS
 environment steps after a (re)start is an error naming the present ones; a behavior the config
-does not name is warned about once and gets the environment's neutral actions. A generation that
-makes no progress (no decision of a scored agent, no finished episode) for STALL_STEPS
-environment steps stops with an error instead of hanging.
+does not name is warned about once and gets the environment's neutral actions (which respect the
+agents' action masks, as every action sent does). A generation that makes no progress (no decision
+of a scored agent, no finished episode) for STALL_STEPS environment steps stops with an error
+instead of hanging.
 
 `UnityEvaluator` (evaluator.py) wraps this as a neat-python fitness callback.
 """
@@ -41,7 +42,7 @@ import numpy as np
 
 from ..envs.base import Batch, Environment, Layout
 from ..errors import EnvironmentMismatch, NeatparError, SimulatorError
-from ..nn import FeedForwardPopulation, RecurrentPopulation
+from ..nn import CTRNNPopulation, FeedForwardPopulation, RecurrentPopulation
 from ..nn.mixed import MixedPopulation
 from ..settings import Settings
 from .inference import InProcessInference
@@ -179,12 +180,19 @@ def compile_generation(genomes: list, champion, files: dict, settings: Settings,
         groups[number][1].append(genome)
     starts = np.cumsum([0] + [len(networks) for _, networks in groups])
     fixed = {behavior: int(starts[number]) + position for behavior, (number, position) in places.items()}
-    kernel_type = RecurrentPopulation if settings.network == "recurrent" else FeedForwardPopulation
     if len(groups) == 1:
-        kernel = kernel_type.create(groups[0][1], groups[0][0])
+        kernel = population_kernel(groups[0][1], settings, groups[0][0])
         return Plan(len(genomes), fixed, match.episodes, match.round), kernel
-    kernel = MixedPopulation([kernel_type.create(networks, config) for config, networks in groups])
+    kernel = MixedPopulation([population_kernel(networks, settings, config) for config, networks in groups])
     return Plan(len(genomes), fixed, match.episodes, match.round, kernel.num_inputs), kernel
+
+
+def population_kernel(genomes: list, settings: Settings, neat_config: Any):
+    """The population kernel of the settings' network kind for `genomes`."""
+    if settings.network == "ctrnn":
+        return CTRNNPopulation.create(genomes, neat_config, settings.ctrnn_decision_time, settings.ctrnn_time_step)
+    kernel_type = RecurrentPopulation if settings.network == "recurrent" else FeedForwardPopulation
+    return kernel_type.create(genomes, neat_config)
 
 
 class EpisodeRunner:
@@ -463,7 +471,8 @@ class Generation:
         if runner._unlisted and len(runner._checked) == len(runner.roles):
             for behavior in sorted(runner._unlisted):
                 runner.warn_once(f"unlisted {behavior}", "behavior %r is in the environment but not in [neatpar] "
-                                 "behaviors: its agents get neutral actions (zeros)", behavior)
+                                 "behaviors: its agents get neutral actions (zeros; for a discrete branch, the first "
+                                 "action their mask allows)", behavior)
             runner._unlisted.clear()
 
     def _check_behaviors_arrived(self) -> None:

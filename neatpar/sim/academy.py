@@ -38,7 +38,7 @@ from typing import Callable
 
 import numpy as np
 
-from .spec import Behavior, OptionError, Task, per_behavior
+from .spec import Behavior, MaskedActionError, OptionError, Task, per_behavior
 
 ACADEMY_OPTIONS = ("decision_period", "decision_offset", "actions_between", "max_step")
 _TIMING_OPTIONS = ACADEMY_OPTIONS[:3]
@@ -171,9 +171,12 @@ class Roster:
 class Academy:
     """Steps the agents of a task as ML-Agents' Academy does and queues what Python must see."""
 
-    def __init__(self, log: Callable[[str], None], record_episodes: bool = False):
+    def __init__(self, log: Callable[[str], None], record_episodes: bool = False, strict_masks: bool = False):
         self.log = log
         self.record_episodes = record_episodes
+        self.strict_masks = strict_masks  # a masked action ends the player (else: logged once per behavior)
+        self.masked_warned: set[str] = set()
+        self.sent_masks: dict[str, np.ndarray | None] = {}  # the masks of this exchange's decision infos
         self.next_id = 0  # ids are never reused in this process, across resets too
         self.rosters: dict[str, Roster] = {}  # every behavior of every task so far, in order
         self.announced: set[str] = set()
@@ -343,6 +346,7 @@ class Academy:
         roster.continuous[rows] = 0.0  # the action is "empty" until Python's reply
         roster.discrete[rows] = 0
         self.requests[name] = rows
+        self.sent_masks[name] = None if masks is None else masks[rows]
 
     def _end(self, roster: Roster, rows_mask: np.ndarray, interrupted: np.ndarray, observations: np.ndarray,
              group_ids: np.ndarray) -> None:
@@ -372,7 +376,35 @@ class Academy:
         if c:
             roster.continuous[positions] = [(list(a.continuous_actions) + [0.0] * c)[:c] for a in sent]
         if d:
-            roster.discrete[positions] = [(list(a.discrete_actions) + [0] * d)[:d] for a in sent]
+            received = np.array([(list(a.discrete_actions) + [0] * d)[:d] for a in sent], np.int64).reshape(-1, d)
+            roster.discrete[positions] = received
+            self._check_masks(roster, received)
+
+    def _check_masks(self, roster: Roster, received: np.ndarray) -> None:
+        """Python's discrete actions against the masks sent with the decision requests they answer
+        (Unity does not check: it executes them). A masked one is logged (once per behavior), or,
+        with strict_masks, ends the player."""
+        name = roster.behavior.name
+        masks = self.sent_masks.get(name)
+        if masks is None or not len(received):
+            return
+        branches = np.asarray(roster.behavior.branches)
+        starts = np.concatenate([[0], np.cumsum(branches)[:-1]])
+        inside = (received >= 0) & (received < branches)
+        columns = starts + np.clip(received, 0, branches - 1)
+        forbidden = inside & masks[np.arange(len(received))[:, None], columns]
+        if not forbidden.any():
+            return
+        agent, branch = (int(i) for i in np.argwhere(forbidden)[0])
+        ids = roster.ids[self.requests[name]]
+        message = (f"agent {int(ids[agent])} of {name} was sent action {int(received[agent, branch])} on branch "
+                   f"{branch}, which the mask sent with its decision request forbids "
+                   f"({int(forbidden.sum())} masked actions in this exchange)")
+        if self.strict_masks:
+            raise MaskedActionError(message)
+        if name not in self.masked_warned:
+            self.masked_warned.add(name)
+            self.log(f"warning: {message}")
 
     # ------------------------------------------------------------ the exchange
 

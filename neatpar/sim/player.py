@@ -10,12 +10,15 @@ output's decision requests. A non-200 status or any gRPC error ends the player: 
 an orphaned player notices that Python is gone.
 
 Accepts the arguments Unity players get (`--mlagents-port`, `-logFile PATH`, `-nographics`,
-`-batchmode`; other Unity flags are ignored) plus task and academy options (`--agents 4`,
-`--decision-period 5`, `--spawn-after 0,3`: a comma-separated list gives one value per behavior).
-Writes nothing to stdout; logs, with each exchange's compute time, to -logFile.
+`-batchmode`; other Unity flags, which start with one dash, are ignored with their value) plus task
+and academy options (`--agents 4`, `--decision-period 5`, `--spawn-after 0,3`: a comma-separated
+list gives one value per behavior). Any other argument (a misspelt `--agnts 32`) ends the player
+with a usage error, so that a typo never leaves a run on the default values. Writes nothing to
+stdout; logs, with each exchange's compute time, to -logFile.
 """
 from __future__ import annotations
 
+import difflib
 import os
 import sys
 import time
@@ -26,7 +29,7 @@ import numpy as np
 
 from . import side_channels
 from .academy import ACADEMY_OPTIONS, Academy, Outgoing, requesters
-from .spec import OptionError, Task, unknown_options
+from .spec import MaskedActionError, OptionError, Task, unknown_options
 from .tasks import TASKS
 
 COMMUNICATION_VERSION = "1.5.0"
@@ -35,8 +38,11 @@ STATUS_OK, STEP, RESET, QUIT = 200, 0, 1, 2
 EXIT_USAGE = 2
 
 # stats = 1: send episode statistics on the Stats side channel; seed: reseed at the next reset (so
-# a run can ask for the same episodes again, e.g. when it resumes)
-PLAYER_OPTIONS = ("stats", "seed")
+# a run can ask for the same episodes again, e.g. when it resumes); strict_masks = 1: a discrete
+# action that the agent's mask forbids ends the player with an error (without: a line in its log;
+# Unity itself executes it)
+PLAYER_OPTIONS = ("stats", "seed", "strict_masks")
+EXIT_MASKED_ACTION = 3
 _OPTIONS = tuple(dict.fromkeys(o for cls in TASKS.values() for o in cls.OPTIONS)) + ACADEMY_OPTIONS + PLAYER_OPTIONS
 _FLAGS = {"--" + option.replace("_", "-"): option for option in _OPTIONS}
 _UNITY_FLAGS = {"-nographics", "-batchmode"}
@@ -73,11 +79,28 @@ def parse_args(argv: list[str]) -> Settings:
                 log_file = value
             else:
                 options[_FLAGS[arg]] = _option_value(arg, value)
-        elif arg not in _UNITY_FLAGS:
-            ignored.append(arg)
+        elif arg in _UNITY_FLAGS:
+            continue
+        elif arg.startswith("-") and not arg.startswith("--") and len(arg) > 1:
+            ignored.append(arg)  # a Unity player flag (-screen-width 640): Unity's, not the task's
+            if rest and not rest[0].startswith("-"):
+                ignored.append(rest.pop(0))
+        else:
+            raise UsageError(_unknown(task, arg))
     if port is None or not 0 < port < 65536:
         raise UsageError(f"--mlagents-port must be a TCP port, got {port}")
     return Settings(task, port, log_file, options, ignored)
+
+
+def _unknown(task: str, arg: str) -> str:
+    """The usage error of an argument the build does not take, with the close option if any."""
+    known = ["--" + o.replace("_", "-") for o in TASKS[task].OPTIONS + ACADEMY_OPTIONS + PLAYER_OPTIONS]
+    options = f"its options are {', '.join(known)}"
+    if not arg.startswith("--"):
+        return f"{arg!r} is a stray argument: no option of the {task} build takes it; {options}"
+    close = difflib.get_close_matches(arg, known, n=1)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    return f"{arg} is not an option of the {task} build{hint}; {options}"
 
 
 def _integer(flag: str, value: str) -> int:
@@ -187,6 +210,7 @@ class Player:
                     self.seed(candidate["seed"])
         task = make_task(self.settings.task, self.options, self.rng)
         self.academy.record_episodes = bool(self.options.get("stats"))
+        self.academy.strict_masks = bool(self.options.get("strict_masks"))
         self.academy.reset(task, requesters(self.options, task))
         self.log(f"reset: {self.settings.task} with {self.options or 'default options'}")
 
@@ -251,8 +275,9 @@ def make_task(name: str, options: dict, rng: np.random.Generator) -> Task:
         raise OptionError(f"task {name!r} has no option {', '.join(sorted(unknown))} "
                           f"(it has {', '.join(cls.OPTIONS + ACADEMY_OPTIONS + PLAYER_OPTIONS)}; "
                           f"OPTION.INDEX sets one behavior's value of {', '.join(per_behavior)})")
-    if options.get("stats", 0) not in (0, 1):
-        raise OptionError(f"stats must be 0 or 1, got {options['stats']!r}")
+    for switch in ("stats", "strict_masks"):
+        if options.get(switch, 0) not in (0, 1):
+            raise OptionError(f"{switch} must be 0 or 1, got {options[switch]!r}")
     if not isinstance(options.get("seed", 0), int) or options.get("seed", 0) < 0:
         raise OptionError(f"seed must be a non-negative integer, got {options['seed']!r}")
     task = cls({k: v for k, v in options.items() if k.partition(".")[0] in cls.OPTIONS}, rng)
@@ -377,6 +402,9 @@ def main(argv: list[str] | None = None) -> int:
         if log_path is None:  # like a Unity player, speak only to the log when there is one
             sys.stderr.write(f"neatpar simulator: {error}\n")
         return EXIT_USAGE
+    except MaskedActionError as error:
+        log(f"error: {error}")
+        return EXIT_MASKED_ACTION
     except Exception:  # noqa: BLE001 - the log is where a player reports what killed it
         log("error: the simulator failed:\n" + traceback.format_exc())
         return 1

@@ -16,6 +16,10 @@ class OptionError(ValueError):
     """A task or academy option with a bad value."""
 
 
+class MaskedActionError(ValueError):
+    """Python sent an agent a discrete action that the mask it was sent forbids (strict_masks)."""
+
+
 @dataclass(frozen=True)
 class Behavior:
     """One behavior's name and its BrainParameters: observation width and action spec."""

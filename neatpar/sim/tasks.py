@@ -204,4 +204,88 @@ class TwoTeams(Task):
         return results
 
 
-TASKS = {"ball": Ball3D, "teams": TwoTeams, "probe": Probe, "duel": Duel}
+class Hover(Task):
+    """Altitude hold for a drone with an unknown payload, from noisy sensors: smooth control, the
+    kind of task continuous-time networks (network = ctrnn) are made for.
+
+    Each agent flies straight up and down under gravity, with air drag. Its target altitude drifts
+    smoothly (5 m plus a sine wave of random amplitude up to 1.5 m, period 7 to 21 s, random phase)
+    and its payload (mass 0.5 to 1.5 times the nominal) is new every episode and not observed: the
+    thrust that holds it up must be found from how the altitude error behaves (a controller without
+    memory keeps an offset). Observations (2): the altitude error (target - altitude, m) / 2,
+    clipped to [-1, 1], and the vertical speed (m/s) / 3, each with Gaussian sensor noise of
+    standard deviation 0.05, read anew at every academy step. Action (1, continuous, clipped to
+    [-1, 1]): thrust, 0 to 2 g per nominal mass (0: the thrust that holds the nominal mass); an
+    agent that does not act this step keeps its thrust. Reward per academy step: 0.1 * max(0,
+    1 - |error| in m); at each decision, minus 0.5 * (change of thrust action)^2 (jerky control
+    costs); -1 and the end of the episode when the drone leaves [0, 10] m. Episodes are
+    interrupted at max_steps academy steps of DT = 0.02 s (Unity's default Fixed Timestep).
+    """
+
+    DT = 0.02
+    GRAVITY = 9.81
+    DRAG = 0.5
+    NOISE = 0.05
+    JERK = 0.5
+    CEILING = 10.0
+
+    OPTIONS = ("agents", "max_steps")
+
+    def __init__(self, options: dict, rng: np.random.Generator):
+        self.n = positive_int(options, "agents", 16, 4096)
+        self.max_steps = positive_int(options, "max_steps", 500, 10**7)
+        self.behaviors = (Behavior("Hover?team=0", 2, continuous=1),)
+        self.rng = rng
+        self.height, self.speed, self.thrust = np.zeros(self.n), np.zeros(self.n), np.zeros(self.n)
+        self.mass, self.amplitude = np.ones(self.n), np.zeros(self.n)
+        self.omega, self.phase = np.ones(self.n), np.zeros(self.n)
+        self.steps = np.zeros(self.n, dtype=np.int64)
+        self.reading = np.zeros((self.n, 2), np.float32)
+        self._restart(np.arange(self.n))
+
+    def rows(self, behavior: str) -> int:
+        return self.n
+
+    def target(self) -> np.ndarray:
+        return 5.0 + self.amplitude * np.sin(self.omega * self.steps * self.DT + self.phase)
+
+    def _sense(self, rows: np.ndarray) -> None:
+        error = np.clip((self.target()[rows] - self.height[rows]) / 2.0, -1.0, 1.0)
+        noise = self.rng.normal(0.0, self.NOISE, (len(rows), 2))
+        self.reading[rows] = (np.column_stack([error, self.speed[rows] / 3.0]) + noise).astype(np.float32)
+
+    def _restart(self, rows: np.ndarray) -> None:
+        k = len(rows)
+        self.height[rows] = self.rng.uniform(4.0, 6.0, k)
+        self.speed[rows], self.thrust[rows], self.steps[rows] = 0.0, 0.0, 0
+        self.mass[rows] = self.rng.uniform(0.5, 1.5, k)
+        self.amplitude[rows] = self.rng.uniform(0.0, 1.5, k)
+        self.omega[rows] = self.rng.uniform(0.3, 0.9, k)
+        self.phase[rows] = self.rng.uniform(0.0, 2 * np.pi, k)
+        self._sense(rows)
+
+    def restart(self, rows: dict[str, np.ndarray]) -> None:
+        self._restart(rows.get(self.behaviors[0].name, np.zeros(0, np.int64)))
+
+    def observe(self, behavior: str) -> np.ndarray:
+        return self.reading
+
+    def step(self, actions: dict, acting: dict, deciding: dict) -> dict[str, StepResult]:
+        name = self.behaviors[0].name
+        continuous, _ = actions[name]
+        action = np.clip(continuous[:, 0].astype(np.float64), -1.0, 1.0)
+        jerk = np.where(deciding[name], self.JERK * (action - self.thrust) ** 2, 0.0)
+        self.thrust = np.where(acting[name], action, self.thrust)
+        accel = (self.thrust + 1.0) * self.GRAVITY / self.mass - self.GRAVITY - self.DRAG * self.speed
+        self.speed = self.speed + accel * self.DT
+        self.height = self.height + self.speed * self.DT
+        self.steps += 1
+        crashed = (self.height < 0.0) | (self.height > self.CEILING)
+        interrupted = ~crashed & (self.steps >= self.max_steps)
+        tracking = 0.1 * np.maximum(0.0, 1.0 - np.abs(self.target() - self.height))
+        reward = np.where(crashed, -1.0, tracking - jerk).astype(np.float32)
+        self._sense(np.arange(self.n))
+        return {name: StepResult(reward, np.zeros(self.n, np.float32), crashed | interrupted, interrupted)}
+
+
+TASKS = {"ball": Ball3D, "teams": TwoTeams, "probe": Probe, "duel": Duel, "hover": Hover}

@@ -4,8 +4,11 @@ The game decides when a behavior first reports (its BehaviorSpec arrives with it
 first decision request or terminal step, whenever that is) and which agents report each step
 (decision periods, turns, agents spawned and destroyed). Network outputs become actions with
 neatpar's policy: continuous outputs clipped to [-1, 1]; for each discrete branch, the highest
-output among the actions the agent's mask allows. Behaviors the runner does not drive get
-mlagents-envs' empty action (zeros). A game that dies or stops answering raises SimulatorError.
+output among the actions the agent's mask allows. Agents nobody drives (a behavior the config does
+not name, every agent while the runner only looks at the game) get neutral actions that respect
+their masks too: continuous zeros, and per discrete branch the first action the mask allows (Unity
+executes whatever Python sends, so a masked action would be an illegal move in the game). A game
+that dies or stops answering raises SimulatorError.
 The game's own statistics (StatsRecorder.Add) arrive on the bridge's Stats side channel.
 """
 from __future__ import annotations
@@ -35,12 +38,14 @@ class UnityAdapter:
         self.bridge = bridge
         self._masks: dict[str, list | None] = {}
         self._layouts: dict[str, Layout] = {}
+        self._acted: set[str] = set()  # behaviors given actions since the last step
 
     def reset(self, seed: int | None) -> None:
         if seed is not None:
             self.bridge.set_parameter("seed", float(seed))
         env = self.bridge.env  # launched on first use, and again after a failure
         self._masks.clear()
+        self._acted.clear()
         _failing_as_simulator_error(env.reset)
 
     def poll(self) -> Mapping[str, Batch]:
@@ -67,9 +72,24 @@ class UnityAdapter:
         if len(outputs):
             actions = outputs_to_actions(self.layout(behavior), outputs, self._masks.get(behavior))
             self.bridge.env.set_actions(behavior, actions)
+            self._acted.add(behavior)
 
     def step(self) -> None:
-        _failing_as_simulator_error(self.bridge.env.step)
+        env = self.bridge.env
+        for behavior in list(env.behavior_specs):
+            if behavior not in self._acted:
+                self._act_neutral(env, behavior)
+        self._acted.clear()
+        _failing_as_simulator_error(env.step)
+
+    def _act_neutral(self, env, behavior: str) -> None:
+        """Neutral actions for the deciding agents of a behavior nobody drove this step, where a
+        mask forbids some (without one, mlagents-envs' empty action is the same: zeros)."""
+        decision, _ = env.get_steps(behavior)
+        if len(decision) and decision.action_mask is not None:
+            actions = env.behavior_specs[behavior].action_spec  # not its Layout: it may have sensors neatpar refuses
+            env.set_actions(behavior, neutral_actions(int(actions.continuous_size), tuple(actions.discrete_branches),
+                                                      decision.action_mask, len(decision)))
 
     def expect(self, episodes: int) -> None:
         """A game's agents cannot rest: nothing to do."""
@@ -142,3 +162,14 @@ def outputs_to_actions(layout: Layout, outputs: np.ndarray, mask) -> ActionTuple
         discrete[:, b] = np.argmax(scores, axis=1)
         start += size
     return ActionTuple(continuous=continuous if c else None, discrete=discrete if layout.branches else None)
+
+
+def neutral_actions(continuous: int, branches: tuple[int, ...], mask, agents: int) -> ActionTuple:
+    """What an agent nobody drives does: continuous zeros; per discrete branch, the first action
+    its mask allows (action 0 without a mask, or when the mask forbids every action of the branch)."""
+    discrete = np.zeros((agents, len(branches)), dtype=np.int32)
+    if mask is not None:
+        for b in range(len(branches)):
+            discrete[:, b] = np.argmax(~np.asarray(mask[b], dtype=bool), axis=1)
+    return ActionTuple(continuous=np.zeros((agents, continuous), np.float32) if continuous else None,
+                       discrete=discrete if branches else None)

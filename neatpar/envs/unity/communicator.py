@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import queue
 import socket
+import threading
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 from typing import Optional
 
@@ -34,10 +36,30 @@ class _HandOver:
     def __init__(self):
         self.requests: queue.Queue = queue.Queue()
         self.replies: queue.Queue = queue.Queue()
+        _release_at_exit(self)
 
     def exchange(self, request: bytes, context) -> bytes:
         self.requests.put(request)
         return self.replies.get()
+
+
+_live_hand_overs: weakref.WeakSet = weakref.WeakSet()
+
+
+def _release_at_exit(hand_over: _HandOver) -> None:
+    """At interpreter exit, every hand-over still open answers the game "close". Python's exit
+    joins gRPC's worker threads; one left waiting for a reply that will never come (an environment
+    the program lost without closing it, e.g. to a Ctrl+C at the wrong moment) would hang the exit.
+    Registered with threading's exit hooks, which run before those joins, on first use."""
+    if not getattr(_release_at_exit, "registered", False):
+        threading._register_atexit(_release_hand_overs)  # the hook concurrent.futures' own joins use
+        _release_at_exit.registered = True
+    _live_hand_overs.add(hand_over)
+
+
+def _release_hand_overs() -> None:
+    for hand_over in list(_live_hand_overs):
+        hand_over.replies.put(message_bytes(None, STATUS_CLOSE))
 
 
 def message_bytes(inputs: Optional[UnityInputProto], status: int = STATUS_OK) -> bytes:
