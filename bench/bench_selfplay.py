@@ -15,6 +15,8 @@ and its final round-robin tell its members apart: every member of the final leag
 champion run's winner, and the table shows the spread of their ratings and scores, and the score of
 the best-rated member, of the round-robin's winner (the league run's winner) and of the best one.
 Usage: python bench/bench_selfplay.py [--seeds 1,2,3] [--generations 60] [--games 200] [--out DIR]
+The README's table: the defaults (seeds 1, 2, 3; 60 generations of 50 genomes per run, 4 episodes a
+genome; 200 games a pairing), about 44 minutes on 2 shared cores.
 """
 import argparse
 import csv
