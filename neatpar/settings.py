@@ -382,8 +382,8 @@ class Settings:
                                                         "(ML-Agents' play_against_latest_model_ratio)")
     league_rating_games: int = setting(2, integer(1, 1000), "games the strongest genome of a generation plays "
                                        "against each league member for its rating (both sides in symmetric games)")
-    league_final_games: int = setting(10, integer(0, 10000), "games of every pair of league members in the final "
-                                      "round-robin that chooses the winner (0: the best-rated member wins)")
+    league_final_games: int = setting(0, integer(0, 10000), "games of every pair of league members in a final "
+                                      "round-robin that chooses the winner (0: none, the best-rated member wins)")
     league_swap_sides: bool = setting(False, boolean, "a genome plays each league opponent from both sides "
                                                       "(episodes alternate sides)")
     team_change: int = setting(10, integer(1), "with two league behaviors: generations one population evolves "
