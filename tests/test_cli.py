@@ -14,7 +14,7 @@ import pytest
 
 import neatpar
 
-from neatpar.genome_io import genome_from_dict
+from neatpar.record.genomes import genome_from_dict
 from helpers import (NEATPAR_COMMAND, ROOT, Run, ball_cfg, genes_of, hover_cfg, neatpar_cli, on_terminal, process_maps,
                      screen, stats_rows, wait_until, write_config)
 
@@ -493,7 +493,7 @@ def test_a_fitness_threshold_that_stops_the_run_is_said_with_its_checkpoint(tmp_
 
 
 def test_a_checkpoint_of_an_earlier_neatpar_without_settings_asks_for_the_config(tmp_path):
-    from neatpar.run_folder import checkpoint_state, load_checkpoint
+    from neatpar.record.folder import checkpoint_state, load_checkpoint
     config = ball_cfg(tmp_path, generations=1)
     assert neatpar_cli("evolve", "--config", config, "--out", str(tmp_path / "run")).returncode == 0
     *state, extras = load_checkpoint(str(tmp_path / "run" / "checkpoints" / "checkpoint-1.gz"))

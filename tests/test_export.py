@@ -14,7 +14,7 @@ from helpers import (
     record_ball_episodes, record_episodes, replay_deviation, write_config)
 from neatpar.envs.base import Layout
 from neatpar.envs.unity.adapter import outputs_to_actions
-from neatpar.genome_io import load_genome
+from neatpar.record.genomes import load_genome
 from neatpar.nn import CTRNNPopulation
 
 TOLERANCE = 1e-4   # float32 model against neat-python's float64 (see neatpar/nn/onnx_export.py)

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from neatpar.run_folder import load_checkpoint
+from neatpar.record.folder import load_checkpoint
 from helpers import NEATPAR_COMMAND, Run, ball_cfg, neatpar_cli, stats_rows
 
 pytestmark = pytest.mark.slow

@@ -29,7 +29,8 @@ from helpers import ALL_ACTIVATIONS, ALL_AGGREGATIONS, checked_session, hand_gen
 from neatpar.envs.base import Layout
 from neatpar.envs.unity.adapter import outputs_to_actions
 from neatpar.errors import ExportError
-from neatpar.nn.onnx_export import export_policy, save_policy
+from neatpar.nn.onnx_export import export_policy
+from neatpar.record.models import save_policy
 
 ACTIVATIONS, AGGREGATIONS = ALL_ACTIVATIONS.split(), ALL_AGGREGATIONS.split()
 TOLERANCE = 1e-4

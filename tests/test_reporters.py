@@ -23,13 +23,13 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 
 from neatpar import settings as run_config  # noqa: E402
 from neatpar.envs.base import Aggregation, GameStat  # noqa: E402
-from neatpar.reporters import RunRecorder  # noqa: E402
+from neatpar.cli.recorder import RunRecorder  # noqa: E402
 from neatpar.run.evaluator import UnityEvaluator  # noqa: E402
 from neatpar.run.stats import GameStats, GenerationStats  # noqa: E402
-from neatpar.run_folder import RunFolder, species_figure  # noqa: E402
-from neatpar.run_settings import RunSettings  # noqa: E402
+from neatpar.record.folder import RunFolder, species_figure  # noqa: E402
+from neatpar.record.run_settings import RunSettings  # noqa: E402
 from neatpar.sim.probe import observation  # noqa: E402
-from neatpar.tensorboard import EventLog  # noqa: E402
+from neatpar.record.tensorboard import EventLog  # noqa: E402
 from helpers import BUILDS, free_worker_id, write_config  # noqa: E402
 
 PROBE = os.path.join(BUILDS, "probe")

@@ -10,8 +10,8 @@ import shutil
 import pytest
 
 from neatpar.errors import ConfigError
-from neatpar.run_folder import RunFolder, load_checkpoint
-from neatpar.run_settings import RunSettings
+from neatpar.record.folder import RunFolder, load_checkpoint
+from neatpar.record.run_settings import RunSettings
 
 RUN = RunSettings("/configs/probe.cfg", "[neatpar]\nenv = gymnasium:CartPole-v1\n")
 CLAIMS = 6

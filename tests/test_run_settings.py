@@ -3,7 +3,7 @@ is typed again is applied with a note or refused."""
 import pytest
 
 from neatpar.errors import ConfigError
-from neatpar.run_settings import RunSettings, config_changes, resumed
+from neatpar.record.run_settings import RunSettings, config_changes, resumed
 from helpers import ball_cfg
 
 WHERE = "run/checkpoints/checkpoint-2.gz"

@@ -14,7 +14,7 @@ import pytest
 
 import neatpar
 from helpers import DUEL_SHORT, Run, duel_cfg, genes_of, neatpar_cli, shm_segments, write_config
-from neatpar.run_folder import load_checkpoint
+from neatpar.record.folder import load_checkpoint
 
 TIMING = ("seconds", "scored_steps_per_s")
 

@@ -10,7 +10,7 @@ import dataclasses
 from typing import Any
 
 from ..errors import LiveHandleError, NeatparError
-from ..genome_io import load_genome
+from ..record.genomes import load_genome
 from ..settings import Settings, Source, load
 from .environments import check_environment, gym_setup, open_environment
 from .hosts import HostScheduler, HostSetup

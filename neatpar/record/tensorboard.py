@@ -23,7 +23,7 @@ import os
 import re
 from typing import Mapping, Sequence
 
-from .run_folder import BEHAVIOR_SEPARATOR, GAME_PREFIX
+from .folder import BEHAVIOR_SEPARATOR, GAME_PREFIX
 
 TAGS = {  # stats.csv column -> tag in the run folder's own TensorBoard run
     "mean_return": "Environment/Cumulative Reward",

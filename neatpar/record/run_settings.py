@@ -17,8 +17,8 @@ from typing import Any, Mapping, NamedTuple
 
 import neat
 
-from .errors import ConfigError
-from .settings import Settings, Source, load
+from ..errors import ConfigError
+from ..settings import Settings, Source, load
 
 # Keys whose change leaves every generation's result as it is: how long the run goes on, when
 # checkpoints are written, where the networks and env hosts run, how long to wait for them.

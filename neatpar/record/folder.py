@@ -28,11 +28,11 @@ import shutil
 import subprocess
 import tempfile
 
-from .envs.base import Layout
-from .errors import ConfigError
-from .files import write_atomic
-from .genome_io import save_genome_json, save_genome_pickle
-from .parallel.serialize import dumps
+from ..envs.base import Layout
+from ..errors import ConfigError
+from .atomic import write_atomic
+from .genomes import save_genome_json, save_genome_pickle
+from ..parallel.serialize import dumps
 from .run_settings import RunSettings
 
 BEHAVIORS_FILE = "behaviors.json"

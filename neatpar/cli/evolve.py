@@ -1,14 +1,14 @@
-"""`neatpar evolve`, `play` and `export`: a thin layer over EnvEvaluator, the run folder and the
-exporter. A run's settings are stored with it (run_settings.py), so `--resume CHECKPOINT` alone
-continues it exactly.
+"""`neatpar evolve`: a run from its plan (new, or resumed from a checkpoint with its stored
+settings) to its close, the only place that knows the order of things: settings, folder, evaluator,
+the populations' course, the winner's files. A run's settings are stored with it
+(record/run_settings.py), so `--resume CHECKPOINT` alone continues it exactly.
 
-Exit status: 0 done, 2 bad input (one line naming the fix), 1 failure during the run (also
-complete extinction, with the run folder complete), 130 after Ctrl+C and 143 after SIGTERM at any
-moment (a checkpoint of the interrupted generation is saved once one has started).
+Exit status: 0 done, 1 failure during the run (also complete extinction, with the run folder
+complete), 130 after Ctrl+C and 143 after SIGTERM at any moment (a checkpoint of the interrupted
+generation is saved once one has started).
 """
 from __future__ import annotations
 
-import argparse
 import contextlib
 import importlib
 import importlib.util
@@ -17,30 +17,22 @@ import os
 import random
 import shutil
 import signal
-import statistics
 import sys
 import time
 from dataclasses import dataclass
 
 import neat
 
-from . import __version__
-from .errors import ConfigError, ExportError, NeatparError, Terminated
-from .export import choose_behavior, layouts_for, write_model, write_winner_models
-from .genome_io import load_genome
+from ..errors import ConfigError, ExportError, NeatparError, Terminated
+from ..record.folder import RunFolder, load_behaviors, load_checkpoint, restore_population
+from ..record.models import write_winner_models
+from ..record.run_settings import RunSettings, resumed
+from ..record.tensorboard import EventLog
+from ..run.evaluator import UnityEvaluator
+from ..settings import Settings, flags, population_configs
+from .alternation import Alternation
 from .progress import GenerationBar
-from .reporters import RunRecorder
-from .run.evaluator import UnityEvaluator
-from .run_folder import RunFolder, load_behaviors, load_checkpoint, restore_population
-from .run_settings import RunSettings, resumed
-from .selfplay import Alternation
-from .settings import Settings, flags, load, population_configs
-from .tensorboard import EventLog, behavior_run
-
-SECURITY_NOTE = (
-    "Checkpoints and .pickle genomes are pickles, and loading a pickle runs code: neatpar only loads "
-    "the checkpoint you name with --resume and the genome file you name with --genome. Share "
-    "winners as winner.json, which loads without pickle.")
+from .recorder import RunRecorder
 
 
 def _on_sigterm(signum, frame):
@@ -438,7 +430,7 @@ def _ray_quiet(quiet: bool, settings: Settings):
     """With --quiet on Ray, none of Ray's forwarded output (its workers' lines, the raylets' errors)."""
     if not (quiet and settings.backend == "ray"):
         return contextlib.nullcontext()
-    from .parallel.ray_cluster import worker_logs_silenced
+    from ..parallel.ray_cluster import worker_logs_silenced
     return worker_logs_silenced()
 
 
@@ -455,142 +447,3 @@ def _shown_path(path: str) -> str:
     """`path` relative to the current folder when it is below it."""
     relative = os.path.relpath(path)
     return path if relative.startswith("..") else relative
-
-
-def play(args) -> int:
-    config, settings = load(args.config)
-    configs = population_configs(settings, config) if settings.asymmetric else {}
-    behavior, opponents = _asymmetric_match(args.genome, settings, configs) if configs else (None, None)
-    config = configs.get(behavior, config)
-    genome = load_genome(args.genome, config)
-    with UnityEvaluator.from_settings(settings) as evaluator:
-        evaluator.configs = configs
-        returns = evaluator.play(genome, config, episodes=args.episodes, opponents=opponents)
-    print(f"genome {genome.key}: {len(returns)} episodes, mean return {statistics.fmean(returns):.3f}")
-    print("returns: " + " ".join(f"{r:.3f}" for r in returns))
-    return 0
-
-
-def _asymmetric_match(genome_path: str, settings: Settings, configs: dict) -> tuple[str, dict]:
-    """An asymmetric game's genome plays the behavior whose population folder holds it
-    (RUN/behavior-NAME/), against the other population's winner (selfplay.py)."""
-    folder = os.path.dirname(os.path.abspath(genome_path))
-    mine = [b for b in configs if behavior_run(b) == os.path.basename(folder)]
-    if not mine:
-        raise ConfigError(f"{genome_path} is not in a population folder of an asymmetric run ("
-                          f"{', '.join('RUN/' + behavior_run(b) for b in configs)}), which names the behavior it "
-                          f"plays: play a winner.json from one of them")
-    other = next(b for b in configs if b != mine[0])
-    path = os.path.join(os.path.dirname(folder), behavior_run(other), "winner.json")
-    if not os.path.isfile(path):
-        raise ConfigError(f"{path} not found: the opponent of {mine[0]!r} is the winner of {other!r} in the same run")
-    return mine[0], {other: load_genome(path, configs[other])}
-
-
-def export(args) -> int:
-    config, settings = load(args.config)
-    genome = None if settings.asymmetric else load_genome(args.genome, config)
-    _check_model_path(args.out)  # before an environment is launched for the layouts
-    layouts = layouts_for(settings, args.genome)
-    behavior = choose_behavior(settings, layouts, args.behavior)
-    if genome is None:   # an asymmetric run: each league behavior's genomes have its population's config
-        config = population_configs(settings, config).get(behavior, config)
-        genome = load_genome(args.genome, config)
-    try:
-        path = write_model(genome, config, settings, layouts[behavior], args.out)
-    except OSError as exc:
-        raise ConfigError(f"--out {args.out} cannot be written ({exc.strerror}): choose another file") from None
-    print(f"{path}: genome {genome.key} for behavior {behavior!r} ({layouts[behavior].describe_actions()}, "
-          f"sensor sizes {list(layouts[behavior].observation_sizes)})")
-    return 0
-
-
-def _check_model_path(path: str) -> None:
-    """`neatpar export --out` must name a file in a folder that exists."""
-    folder = os.path.dirname(os.path.abspath(path))
-    if os.path.isdir(path):
-        raise ConfigError(f"--out {path} is a folder: name the file to write, e.g. --out "
-                          f"{os.path.join(path, 'brain.onnx')}")
-    if not os.path.isdir(folder):
-        raise ConfigError(f"--out {path}: the folder {folder} does not exist: create it, or write the model "
-                          f"elsewhere")
-    if not os.access(folder, os.W_OK):
-        raise ConfigError(f"--out {path}: the folder {folder} is not writable: write the model elsewhere")
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} must be at least 1")
-    return value
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="neatpar", description="Parallel NEAT neuroevolution for Unity ML-Agents "
-                                     "and Gymnasium environments.", epilog=SECURITY_NOTE)
-    parser.add_argument("--version", action="version", version=f"neatpar {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    e = sub.add_parser("evolve", help="evolve a population on the environment of a config", epilog=SECURITY_NOTE)
-    e.add_argument("--config", help="neat-python config file with a [neatpar] section (with --resume: the run's "
-                   "own, stored in its checkpoints)")
-    e.add_argument("--out", help="run folder (default: runs/CONFIG-TIMESTAMP; with --resume, the checkpoint's run)")
-    e.add_argument("--resume", metavar="CHECKPOINT", help="continue a run from one of its checkpoints, with the "
-                   "run's own settings (flags typed again may extend --generations or change where it runs)")
-    e.add_argument("--quiet", action="store_true", help="no progress lines: only the run folder, the winner and "
-                   "errors")
-    for f in flags():
-        options = getattr(f.metadata["reader"], "options", None)
-        shown = f.metadata["shown_default"]
-        e.add_argument("--" + f.name.replace("_", "-"), dest=f.name,
-                       metavar="{" + ",".join(options) + "}" if options else f.name.upper(),
-                       help=f"{f.metadata['help']} (default: [neatpar] {f.name}"
-                            f"{'' if shown is None else f', else {shown}'})")
-    p = sub.add_parser("play", help="run a saved genome on the environment of a config", epilog=SECURITY_NOTE)
-    p.add_argument("--config", required=True, help="neat-python config file with a [neatpar] section")
-    p.add_argument("--genome", required=True, help="winner.json (recommended) or winner.pickle")
-    p.add_argument("--episodes", type=_positive, default=5, help="episodes to play (default: 5)")
-    x = sub.add_parser("export", help="write a saved genome as an ONNX model for a Unity ML-Agents Agent",
-                       epilog=SECURITY_NOTE)
-    x.add_argument("--config", required=True, help="neat-python config file with a [neatpar] section")
-    x.add_argument("--genome", required=True, help="winner.json (recommended) or winner.pickle; the layouts come "
-                   "from behaviors.json beside it, else from launching the environment once")
-    x.add_argument("--out", required=True, help="the .onnx file to write")
-    x.add_argument("--behavior", help="the behavior to export for (default: the config's only population behavior)")
-    return parser
-
-
-def _show_warnings() -> None:
-    """neatpar's warnings (a relaunched simulator, unlisted behaviors, ...) as one line each on stderr."""
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("neatpar: warning: %(message)s"))
-    logger = logging.getLogger("neatpar")
-    logger.addHandler(handler)
-    logger.setLevel(logging.WARNING)
-    logger.propagate = False
-
-
-def main(argv: list[str] | None = None) -> int:
-    try:
-        _show_warnings()
-        parser = build_parser()
-        args = parser.parse_args(argv)
-        if args.command is None:
-            parser.print_help()
-            return 0
-        return {"evolve": evolve, "play": play, "export": export}[args.command](args)
-    except (KeyboardInterrupt, Terminated) as stop:  # before a run began, or in play / export
-        print("\ninterrupted", file=sys.stderr)
-        return 143 if isinstance(stop, Terminated) else 130
-    except ConfigError as error:
-        print(f"neatpar: error: {error}", file=sys.stderr)
-        return 2
-    except NeatparError as error:
-        print(f"neatpar: error: {error}", file=sys.stderr)
-        return 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -23,13 +23,13 @@ from dataclasses import dataclass
 
 import neat
 
-from .errors import ConfigError, ExportError
-from .export import write_model
-from .reporters import RunRecorder
-from .run_folder import RunFolder, checkpoint_state, load_behaviors, restore_population
-from .run_settings import RunSettings
-from .settings import Settings
-from .tensorboard import EventLog, behavior_run
+from ..errors import ConfigError, ExportError
+from ..record.models import write_model
+from .recorder import RunRecorder
+from ..record.folder import RunFolder, checkpoint_state, load_behaviors, restore_population
+from ..record.run_settings import RunSettings
+from ..settings import Settings
+from ..record.tensorboard import EventLog, behavior_run
 
 
 @dataclass

@@ -1,20 +1,18 @@
-"""Evolved genomes as ONNX models that a Unity ML-Agents Agent runs as its Model: `winner.onnx` in
-a run folder and `neatpar export`. A model needs its behavior's layout (sensor sizes in order,
-actions): from the run folder's behaviors.json, or, without one, from the environment, launched
-once (neatpar/nn/onnx_export.py builds the model itself).
-"""
+"""The ONNX model files of evolved genomes, which a Unity ML-Agents Agent runs as its Model:
+`winner.onnx` in a run folder and the file `neatpar export` writes (nn/onnx_export.py builds the
+model). A model needs its behavior's layout (sensor sizes in order, actions)."""
 from __future__ import annotations
 
 import os
 import re
 
-from .envs.base import Layout
-from .errors import ConfigError
-from .nn.onnx_export import export_policy, save_policy
-from .run.environments import open_environment
-from .run.runner import survey
-from .run_folder import load_behaviors
-from .settings import Settings
+import onnx
+
+from ..envs.base import Layout
+from ..errors import ConfigError
+from ..nn.onnx_export import export_policy
+from ..settings import Settings
+from .atomic import write_atomic
 
 
 def population_behaviors(settings: Settings) -> list[str]:
@@ -29,6 +27,11 @@ def model_file(behavior: str, settings: Settings) -> str:
     return f"winner-{re.sub(r'[^A-Za-z0-9_.-]+', '_', behavior.split('?')[0])}.onnx"
 
 
+def save_policy(model: onnx.ModelProto, path: str) -> None:
+    """Write `model` to `path` atomically (a reader sees the old file or the whole new one)."""
+    write_atomic(path, model.SerializeToString())
+
+
 def write_model(genome, neat_config, settings: Settings, layout: Layout, path: str) -> str:
     """The genome's model for a behavior of `layout`, written atomically to `path`."""
     ctrnn = (settings.ctrnn_decision_time, settings.ctrnn_time_step) if settings.network == "ctrnn" else None
@@ -41,19 +44,6 @@ def write_winner_models(genome, neat_config, settings: Settings, layouts: dict[s
     """One model per population behavior that reported, in the run folder."""
     return [write_model(genome, neat_config, settings, layouts[b], os.path.join(folder, model_file(b, settings)))
             for b in population_behaviors(settings) if b in layouts]
-
-
-def layouts_for(settings: Settings, genome_path: str) -> dict[str, Layout]:
-    """The layouts recorded in the genome's run folder, else those the environment reports when
-    launched once."""
-    recorded = load_behaviors(os.path.dirname(os.path.abspath(genome_path)))
-    if recorded is not None:
-        return recorded
-    environment = open_environment(settings, log_folder=None)
-    try:
-        return survey(environment, settings).layouts
-    finally:
-        environment.close()
 
 
 def choose_behavior(settings: Settings, layouts: dict[str, Layout], asked: str | None) -> str:

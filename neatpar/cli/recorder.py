@@ -12,10 +12,10 @@ import time
 import neat
 
 from .progress import GenerationBar
-from .run.stats import GenerationStats
-from .run_folder import BEHAVIOR_SEPARATOR, GAME_PREFIX, SPECIES_SIZES, RunFolder, checkpoint_state
-from .run_settings import RunSettings
-from .tensorboard import EventLog
+from ..run.stats import GenerationStats
+from ..record.folder import BEHAVIOR_SEPARATOR, GAME_PREFIX, SPECIES_SIZES, RunFolder, checkpoint_state
+from ..record.run_settings import RunSettings
+from ..record.tensorboard import EventLog
 
 
 class RunRecorder(neat.reporting.BaseReporter):
