@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from neatpar.record.folder import load_checkpoint
+from neatpar.record.checkpoint import Checkpoint
 from helpers import NEATPAR_COMMAND, Run, ball_cfg, neatpar_cli, stats_rows
 
 pytestmark = pytest.mark.slow
@@ -70,13 +70,13 @@ def test_simulator_failing_three_times_is_a_clear_error_with_checkpoints_intact(
     assert code == 1
     assert err.strip().splitlines()[-1].startswith("neatpar: error: the simulator failed 3 times")
     for checkpoint in (tmp_path / "run" / "checkpoints").glob("checkpoint-*.gz"):
-        load_checkpoint(str(checkpoint))
+        Checkpoint.load(str(checkpoint))
     run.assert_clean(segments_expected=True)
 
 
 def test_ctrl_c_and_sigterm_at_random_moments(tmp_path):
     rng = random.Random(7)
-    config = ball_cfg(tmp_path, generations=200, interval=2, inference="auto")
+    config = ball_cfg(tmp_path, generations=100000, interval=2, inference="auto")  # never done before the signal
     latest = None
     for trial in range(10):
         sig = (signal.SIGINT, signal.SIGTERM)[trial % 2]
@@ -88,7 +88,7 @@ def test_ctrl_c_and_sigterm_at_random_moments(tmp_path):
         assert code == (130 if sig == signal.SIGINT else 143), err
         checkpoints = sorted((out / "checkpoints").glob("checkpoint-*.gz")) if out.exists() else []
         for checkpoint in checkpoints:
-            load_checkpoint(str(checkpoint))
+            Checkpoint.load(str(checkpoint))
         assert not list(out.glob("**/.*.tmp-*"))
         run.assert_clean()
         if checkpoints:

@@ -116,7 +116,8 @@ def test_layers_import_downwards_only():
                         "neatpar.envs", "neatpar.evolution",
                         "neatpar.record.genomes"),  # the genome files of behaviors with a saved genome
         "neatpar.record": ("neatpar.record", "neatpar.errors", "neatpar.settings", "neatpar.parallel.serialize",
-                           "neatpar.nn", "neatpar.envs.base", "neatpar.run.stats", "neatpar.run.league"),
+                           "neatpar.nn", "neatpar.envs.base", "neatpar.run.stats", "neatpar.run.state",
+                           "neatpar.run.league"),
         "neatpar.record.genomes": ("neatpar.record.atomic", "neatpar.errors"),
         "neatpar.record.atomic": (),
         "neatpar.sim": ("neatpar.sim",),

@@ -10,7 +10,8 @@ import shutil
 import pytest
 
 from neatpar.errors import ConfigError
-from neatpar.record.folder import RunFolder, load_checkpoint
+from neatpar.record.checkpoint import Checkpoint
+from neatpar.record.folder import RunFolder
 from neatpar.record.run_settings import RunSettings
 
 RUN = RunSettings("/configs/probe.cfg", "[neatpar]\nenv = gymnasium:CartPole-v1\n")
@@ -98,7 +99,7 @@ def test_files_that_are_not_checkpoints_are_named_so(tmp_path):
                        ("genome.gz", gzip.compress(pickle.dumps({"a": 1})))):
         (tmp_path / name).write_bytes(data)
         with pytest.raises(ConfigError, match=f"{tmp_path / name} is not a checkpoint"):
-            load_checkpoint(str(tmp_path / name))
+            Checkpoint.load(str(tmp_path / name))
     (tmp_path / "cut.gz").write_bytes(gzip.compress(pickle.dumps((1, 2, 3, 4, 5)))[:20])
     with pytest.raises(ConfigError, match="is corrupt or truncated"):
-        load_checkpoint(str(tmp_path / "cut.gz"))
+        Checkpoint.load(str(tmp_path / "cut.gz"))

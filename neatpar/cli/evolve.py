@@ -14,7 +14,6 @@ import importlib
 import importlib.util
 import logging
 import os
-import random
 import shutil
 import signal
 import sys
@@ -24,11 +23,13 @@ from dataclasses import dataclass
 import neat
 
 from ..errors import ConfigError, ExportError, NeatparError, Terminated
-from ..record.folder import RunFolder, load_behaviors, load_checkpoint, restore_population
+from ..record.checkpoint import Checkpoint, PopulationState
+from ..record.folder import RunFolder, load_behaviors
 from ..record.models import write_winner_models
 from ..record.run_settings import RunSettings, resumed
 from ..record.tensorboard import EventLog
 from ..run.evaluator import UnityEvaluator
+from ..run.state import RunState
 from ..settings import Settings, flags, population_configs
 from .alternation import Alternation
 from .progress import GenerationBar
@@ -41,15 +42,25 @@ def _on_sigterm(signum, frame):
 
 @dataclass
 class Start:
-    """Where a run starts: a new or restored population, the generations already done, the
-    stats rows and evaluator state carried over from a checkpoint."""
+    """Where a run starts: its (first) population, new or restored, its stats rows so far, and the
+    checkpoint a resumed run continues (the evaluator's state; in an asymmetric self-play run the
+    other population, cli/alternation.py)."""
     population: neat.Population
-    done: int
     rows: list
-    champion: object = None
-    evaluator_generation: int = 0
-    selfplay: dict | None = None   # a self-play run's leagues (run/league.py: SelfPlay.state)
-    sides: dict | None = None      # an asymmetric self-play run's second population (selfplay.py)
+    checkpoint: Checkpoint | None = None
+
+    @property
+    def done(self) -> int:
+        """The generations already done (an asymmetric run's: both populations' together)."""
+        return 0 if self.checkpoint is None else self.checkpoint.generation
+
+    @property
+    def state(self) -> RunState | None:
+        return None if self.checkpoint is None else self.checkpoint.evaluator
+
+    @property
+    def sides(self) -> dict[str, PopulationState] | None:
+        return None if self.checkpoint is None else self.checkpoint.sides
 
 
 @dataclass
@@ -71,22 +82,6 @@ class Plan:
 def _default_out(config_path: str) -> str:
     stem = os.path.splitext(os.path.basename(config_path))[0]
     return os.path.join("runs", f"{stem}-{time.strftime('%Y%m%d-%H%M%S')}")
-
-
-def _restore(path: str, checkpoint: tuple, config) -> Start:
-    generation, saved_config, population, species_set, rndstate, extras = checkpoint
-    old, new = saved_config.genome_config, config.genome_config
-    if (old.num_inputs, old.num_outputs) != (new.num_inputs, new.num_outputs):
-        raise ConfigError(f"checkpoint {path} was made with num_inputs = {old.num_inputs}, num_outputs = "
-                          f"{old.num_outputs}; the config has {new.num_inputs} and {new.num_outputs}: resume with "
-                          f"the run's own config")
-    restored = restore_population(saved_config, config, population, species_set, generation, extras.get("best_genome"))
-    random.setstate(rndstate)
-    sides = extras.get("sides")
-    evaluator_generation = extras.get("evaluator_generation", generation)
-    # An asymmetric run's generations are both populations' together.
-    return Start(restored, evaluator_generation if sides else generation, list(extras.get("rows", [])),
-                 extras.get("champion"), evaluator_generation, extras.get("selfplay"), sides)
 
 
 def _populations(config, settings: Settings, run: RunSettings) -> tuple[neat.Config, dict | None]:
@@ -118,21 +113,20 @@ def _plan(args) -> Plan:
         run = run.with_population_texts(settings)
     config, configs = _populations(config, settings, run)
     population = neat.Population(config, seed=settings.seed)
-    return Plan(run, config, settings, Start(population, 0, []), args.out or _default_out(args.config),
+    return Plan(run, config, settings, Start(population, []), args.out or _default_out(args.config),
                 configs=configs)
 
 
 def _plan_resume(args) -> Plan:
     """A resumed run: the checkpoint's stored settings (checked against what was typed again), or,
     for a checkpoint of an earlier neatpar that stored none, the --config given."""
-    checkpoint = load_checkpoint(args.resume)
-    *_, extras = checkpoint
-    stored, notes = extras.get("run_settings"), []
+    checkpoint = Checkpoint.load(args.resume)
+    stored, notes = checkpoint.run_settings, []
     if args.config is not None and not os.path.isfile(args.config):
         raise ConfigError(f"config file {args.config!r} not found: leave out --config to continue the run with its "
                           f"own settings (stored in its checkpoints)")
     if stored is not None:
-        run, notes = resumed(RunSettings.from_dict(stored), args.config, _given_flags(args), args.resume)
+        run, notes = resumed(stored, args.config, _given_flags(args), args.resume)
     elif args.config is None:
         raise ConfigError(f"checkpoint {args.resume} holds no settings (an earlier neatpar wrote it): give the "
                           f"run's config with --config")
@@ -142,7 +136,7 @@ def _plan_resume(args) -> Plan:
     if settings.asymmetric and not run.population_texts:   # settings from --config: the files as they are now
         run = run.with_population_texts(settings)
     config, configs = _populations(config, settings, run)
-    start = _restore(args.resume, checkpoint, config)
+    start = Start(checkpoint.restore(config, args.resume), list(checkpoint.population.rows), checkpoint)
     if start.done >= settings.generations:
         raise ConfigError(f"checkpoint {args.resume} is at generation {start.done}, and the run has "
                           f"{settings.generations} generations: nothing to do; resume with --generations "
@@ -212,24 +206,22 @@ def _evolve(args) -> int:
     config, settings, start = plan.config, plan.settings, plan.start
     with _signals_held():
         _import_run_modules(settings)
-        evaluator = UnityEvaluator.from_settings(settings)  # checks the build (a Gymnasium one: makes it once)
+        # checks the build (a Gymnasium one: makes it once)
+        evaluator = UnityEvaluator.from_settings(settings, configs=plan.configs)
     try:
         folder = RunFolder(plan.out, plan.run, resume=plan.here)
     except BaseException:
         evaluator.close()
         raise
-    evaluator.champion, evaluator.generation = start.champion, start.evaluator_generation
-    if start.selfplay is not None and evaluator.selfplay is not None:
-        evaluator.selfplay.restore(start.selfplay, f"checkpoint {args.resume}")
-    evaluator.log_folder = folder.logs
     course = bar = None
-    completed_before = len(start.rows) + sum(len(side["rows"]) for side in (start.sides or {}).values())
+    completed_before = len(start.rows) + sum(len(side.rows) for side in (start.sides or {}).values())
     kept, failure = False, None
     quiet_ray = contextlib.ExitStack()
     try:
         quiet_ray.enter_context(_ray_quiet(args.quiet, settings))
         bar = GenerationBar(enabled=False if args.quiet else None)  # drawn only on a terminal
-        evaluator.progress = bar.update if bar.enabled else None
+        evaluator.begin_run(folder.logs, bar.update if bar.enabled else None, start.state,
+                            f"checkpoint {args.resume}")
         if plan.configs is not None:
             course = Alternation(settings, plan.configs, evaluator, folder, bar, args.quiet, start, plan.run,
                                  bool(args.resume), lambda: _final_round_robin(evaluator, args.quiet))

@@ -13,7 +13,8 @@ import neat
 
 from .progress import GenerationBar
 from ..run.stats import GenerationStats
-from ..record.folder import BEHAVIOR_SEPARATOR, GAME_PREFIX, SPECIES_SIZES, RunFolder, checkpoint_state
+from ..record.checkpoint import Checkpoint, PopulationState, save_bytes
+from ..record.folder import BEHAVIOR_SEPARATOR, GAME_PREFIX, SPECIES_SIZES, RunFolder
 from ..record.run_settings import RunSettings
 from ..record.tensorboard import EventLog
 
@@ -50,8 +51,7 @@ class RunRecorder(neat.reporting.BaseReporter):
         self.started = time.perf_counter()
         # A consistent picture of this generation before it is evaluated: a Ctrl+C or SIGTERM
         # during evaluation or reproduction checkpoints this, and resume evaluates it again.
-        self.snapshot = checkpoint_state(generation, self.population.config, self.population.population,
-                                         self.population.species, random.getstate(), self._extras(generation))
+        self.snapshot = self._checkpoint(PopulationState.of(self.population, self._rows_before(generation))).to_bytes()
         if self.bar is not None:
             self.bar.start(generation, len(self.population.population) * self.evaluator.settings.episodes_per_genome)
 
@@ -89,20 +89,22 @@ class RunRecorder(neat.reporting.BaseReporter):
         next_generation = self.generation + 1
         due = self.interval is not None and (next_generation % self.interval == 0 or next_generation == self.final)
         if due:
-            self.folder.save_checkpoint(next_generation, self.population.config, population, species_set,
-                                        random.getstate(), self._extras(next_generation))
+            # neat-python counts the new generation after its reporters have seen it
+            made = PopulationState(self.population.config, population, species_set, next_generation,
+                                   self.population.best_genome, self._rows_before(next_generation))
+            self._checkpoint(made).save(self.folder.path)
 
-    def _extras(self, generation: int) -> dict:
-        selfplay = self.evaluator.selfplay
-        return {"champion": self.evaluator.champion, "evaluator_generation": self.evaluator.generation,
-                "rows": [r for r in self.rows if r["generation"] < generation],
-                "best_genome": self.population.best_genome, "run_settings": self.run.to_dict(),
-                "selfplay": selfplay.state() if selfplay is not None else None}
+    def _rows_before(self, generation: int) -> list:
+        return [r for r in self.rows if r["generation"] < generation]
+
+    def _checkpoint(self, population: PopulationState) -> Checkpoint:
+        """The run with `population` as it is now (random state, evaluator, settings)."""
+        return Checkpoint(population, random.getstate(), self.evaluator.run_state(), self.run)
 
     def save_snapshot(self) -> str:
         """Checkpoint of the generation that was running (interrupted, extinct, or the one that
         reached fitness_threshold): it will be evaluated again on resume."""
-        return self.folder.save_checkpoint_bytes(self.generation, self.snapshot)
+        return save_bytes(self.folder.path, self.generation, self.snapshot)
 
 
 def generation_row(generation: int, population: dict, species, stats: GenerationStats, seconds: float,

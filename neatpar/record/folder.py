@@ -1,6 +1,7 @@
-"""The run folder of `neatpar evolve`: the run's settings (run.json), checkpoints, per-generation
-stats, plots, the winner and the simulator logs (TensorBoard's event files: tensorboard.py). Every
-file but the event files is written atomically (a reader sees the old or the whole new one).
+"""The run folder of `neatpar evolve`: the run's settings (run.json), checkpoints (checkpoint.py),
+per-generation stats, plots, the winner and the simulator logs (TensorBoard's event files:
+tensorboard.py). Every file but the event files is written atomically (a reader sees the old or
+the whole new one).
 
 stats.csv has one row per generation. Its columns never move: STATS_FIELDS first, then, in the
 order they first appear, per-behavior columns `FIELD:BEHAVIOR` (mean_return and
@@ -8,22 +9,14 @@ mean_episode_length of each population behavior, when the population drives seve
 column `game:KEY` per key the game recorded about itself (Stats side channel); a column that
 first appears in a later generation is empty in the rows before it. A self-play run's rows begin
 those with `elo` and `league_size` (run/league.py).
-
-Checkpoints keep neat-python's Checkpointer format (a gzip pickle of generation, config,
-population, species set and random state), so `neat.Checkpointer.restore_checkpoint` reads them;
-neatpar's own state (champion, stats history, the run's settings) follows as a second pickle in
-the same file.
-They are pickled without side effects on the live config (see neatpar.parallel.serialize).
 """
 from __future__ import annotations
 
 import csv
 import fcntl
-import gzip
 import io
 import json
 import os
-import pickle
 import shutil
 import subprocess
 import tempfile
@@ -31,8 +24,8 @@ import tempfile
 from ..envs.base import Layout
 from ..errors import ConfigError
 from .atomic import write_atomic
+from .checkpoint import checkpoint_path
 from .genomes import save_genome_json, save_genome_pickle
-from ..parallel.serialize import dumps
 from .run_settings import RunSettings
 
 BEHAVIORS_FILE = "behaviors.json"
@@ -129,24 +122,8 @@ class RunFolder:
                 break
         return moved
 
-    # ------------------------------------------------------------ checkpoints
-
     def checkpoint_path(self, generation: int | str) -> str:
-        return os.path.join(self.path, "checkpoints", f"checkpoint-{generation}.gz")
-
-    def save_checkpoint(self, generation, config, population, species_set, rndstate, extras: dict) -> str:
-        return self.save_checkpoint_bytes(generation, checkpoint_state(generation, config, population,
-                                                                       species_set, rndstate, extras))
-
-    def save_checkpoint_bytes(self, generation: int, state: bytes) -> str:
-        """Write a checkpoint from checkpoint_state() bytes (taken earlier, e.g. at the start of a
-        generation that was then interrupted)."""
-        buffer = io.BytesIO()
-        with gzip.GzipFile(fileobj=buffer, mode="wb", compresslevel=5, mtime=0) as f:
-            f.write(state)
-        path = self.checkpoint_path(generation)
-        write_atomic(path, buffer.getvalue())
-        return path
+        return checkpoint_path(self.path, generation)
 
     # ------------------------------------------------------------ stats, plots, winner
 
@@ -338,52 +315,3 @@ def _create_exclusive(path: str, data: bytes) -> bool:
         return False
     finally:
         os.remove(tmp)
-
-
-def checkpoint_state(generation, config, population, species_set, rndstate, extras: dict) -> bytes:
-    """The pickled content of a checkpoint: neat-python's 5-tuple, then neatpar's extras."""
-    return dumps((generation, config, population, species_set, rndstate)) + dumps(extras)
-
-
-def restore_population(saved_config, config, population: dict, species_set, generation: int, best_genome=None):
-    """A neat.Population that continues a checkpoint's (saved with `saved_config`) under `config`,
-    with the saved run's evolving counters (node keys, innovation numbers), as
-    neat.Checkpointer.restore_checkpoint keeps the innovation tracker."""
-    import neat
-    old, new = saved_config.genome_config, config.genome_config
-    if getattr(old, "node_indexer", None) is not None:
-        new.node_indexer = old.node_indexer
-    restored = neat.Population(config, (population, species_set, generation))
-    tracker = getattr(old, "innovation_tracker", None)
-    if tracker is not None:
-        restored.reproduction.innovation_tracker = tracker
-        new.innovation_tracker = tracker
-    if best_genome is not None:
-        restored.best_genome = best_genome
-    return restored
-
-
-def load_checkpoint(path: str) -> tuple:
-    """(generation, config, population, species_set, rndstate, extras) from a checkpoint file.
-
-    Unpickling runs code: load only checkpoints from your own run folders."""
-    if not os.path.isfile(path):
-        raise ConfigError(f"checkpoint {path} not found")
-    with open(path, "rb") as f:
-        magic = f.read(2)
-    if magic != b"\x1f\x8b":  # not gzip: a winner.json, a .pickle genome, a config...
-        raise ConfigError(f"{path} is not a checkpoint: resume from a run folder's checkpoints/checkpoint-N.gz")
-    try:
-        with gzip.open(path, "rb") as f:
-            data = f.read()
-        stream = io.BytesIO(data)
-        state = pickle.load(stream)
-        extras = pickle.load(stream) if stream.tell() < len(data) else {}
-    except (OSError, EOFError, pickle.UnpicklingError, ValueError, TypeError, AttributeError) as exc:
-        raise ConfigError(f"checkpoint {path} is corrupt or truncated ({type(exc).__name__}): resume from "
-                          f"an earlier one in the same folder") from None
-    if not (isinstance(state, tuple) and len(state) == 5 and isinstance(extras, dict)):
-        raise ConfigError(f"{path} is not a checkpoint (it holds a {type(state).__name__}): resume from a run "
-                          f"folder's checkpoints/checkpoint-N.gz")
-    generation, config, population, species_set, rndstate = state
-    return generation, config, population, species_set, rndstate, extras
