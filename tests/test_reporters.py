@@ -26,7 +26,8 @@ from neatpar.envs.base import Aggregation, GameStat  # noqa: E402
 from neatpar.cli.recorder import RunRecorder  # noqa: E402
 from neatpar.run.evaluator import UnityEvaluator  # noqa: E402
 from neatpar.run.stats import GameStats, GenerationStats  # noqa: E402
-from neatpar.record.folder import RunFolder, species_figure  # noqa: E402
+from neatpar.record.folder import RunFolder  # noqa: E402
+from neatpar.record.plots import species_figure  # noqa: E402
 from neatpar.record.run_settings import RunSettings  # noqa: E402
 from neatpar.sim.probe import observation  # noqa: E402
 from neatpar.record.tensorboard import EventLog  # noqa: E402
@@ -221,13 +222,13 @@ def test_species_png_stacks_the_species_of_every_generation(tmp_path):
         assert image.format == "PNG" and image.width > 100 and image.height > 100
     figure = species_figure(rows)
     bands = figure.axes[0].collections
-    species = {sid for row in rows for sid in row["species_sizes"]}
+    species = {sid for row in rows for sid in row.species_sizes}
     assert len(species) > 2 and len(bands) == len(species)  # one band per species that ever lived
     tops = {}
     for band in bands:
         for x, y in band.get_paths()[0].vertices:
             tops[x] = max(tops.get(x, 0.0), y)
-    assert sorted(tops) == [r["generation"] for r in rows] == [0, 1, 2, 3, 4]
+    assert sorted(tops) == [r.generation for r in rows] == [0, 1, 2, 3, 4]
     assert all(top == 20 for top in tops.values())  # the stacked sizes add up to the population
 
 

@@ -4,19 +4,17 @@ of the run's last generation), and the snapshot that lets Ctrl+C, SIGTERM, extin
 fitness_threshold checkpoint the generation that was running."""
 from __future__ import annotations
 
-import math
 import random
-import statistics
 import time
 
 import neat
 
-from .progress import GenerationBar
-from ..run.stats import GenerationStats
 from ..record.checkpoint import Checkpoint, PopulationState, save_bytes
-from ..record.folder import BEHAVIOR_SEPARATOR, GAME_PREFIX, SPECIES_SIZES, RunFolder
+from ..record.folder import RunFolder
 from ..record.run_settings import RunSettings
+from ..record.stats_row import StatsRow
 from ..record.tensorboard import EventLog
+from .progress import GenerationBar
 
 
 class RunRecorder(neat.reporting.BaseReporter):
@@ -58,8 +56,8 @@ class RunRecorder(neat.reporting.BaseReporter):
     def post_evaluate(self, config, population, species, best_genome):
         stats = self.evaluator.last_stats
         selfplay = self.evaluator.selfplay
-        row = generation_row(self.generation, population, species, stats, time.perf_counter() - self.started,
-                             self.population_behaviors, selfplay.row() if selfplay is not None else None)
+        row = StatsRow.of_generation(self.generation, population, species, stats, time.perf_counter() - self.started,
+                                     self.population_behaviors, selfplay.row() if selfplay is not None else None)
         self.rows.append(row)
         self.folder.write_stats(self.rows)
         if self.events is not None:
@@ -76,9 +74,10 @@ class RunRecorder(neat.reporting.BaseReporter):
             if self.evaluator.hosted:
                 print(self.evaluator.hosts_note, flush=True)
         if not self.quiet:
-            print(f"{self.label}gen {row['generation']:4d} | best {row['best_fitness']:9.3f} | mean {row['mean_fitness']:9.3f} | "
-                  f"species {row['species']:3d} | {row['scored_steps_per_s']:8.0f} scored agent-steps/s | "
-                  f"{row['seconds']:6.1f} s" + (f" | ELO {row['elo']:7.1f}" if "elo" in row else ""), flush=True)
+            print(f"{self.label}gen {row.generation:4d} | best {row.best_fitness:9.3f} | mean {row.mean_fitness:9.3f} | "
+                  f"species {row.species:3d} | {row.scored_steps_per_s:8.0f} scored agent-steps/s | "
+                  f"{row.seconds:6.1f} s" + (f" | ELO {row.league.elo:7.1f}" if row.league is not None else ""),
+                  flush=True)
 
     def found_solution(self, config, generation, best):
         # neat-python also calls this at the end of a run with no_fitness_termination.
@@ -95,7 +94,7 @@ class RunRecorder(neat.reporting.BaseReporter):
             self._checkpoint(made).save(self.folder.path)
 
     def _rows_before(self, generation: int) -> list:
-        return [r for r in self.rows if r["generation"] < generation]
+        return [r for r in self.rows if r.generation < generation]
 
     def _checkpoint(self, population: PopulationState) -> Checkpoint:
         """The run with `population` as it is now (random state, evaluator, settings)."""
@@ -105,36 +104,3 @@ class RunRecorder(neat.reporting.BaseReporter):
         """Checkpoint of the generation that was running (interrupted, extinct, or the one that
         reached fitness_threshold): it will be evaluated again on resume."""
         return save_bytes(self.folder.path, self.generation, self.snapshot)
-
-
-def generation_row(generation: int, population: dict, species, stats: GenerationStats, seconds: float,
-                   population_behaviors: list[str], league: dict | None = None) -> dict:
-    """One generation's stats.csv row (run_folder.py names the columns), with its species sizes.
-    Means of returns and lengths are over the generation's scored episodes, exactly rounded.
-    `league` holds a self-play run's elo and league_size (run/league.py)."""
-    fits = [g.fitness for g in population.values()]
-    sizes = [g.size() for g in population.values()]  # (nodes, enabled connections), as neat-python counts
-    returns = [r for episodes in stats.scored.values() for r in episodes.returns]
-    lengths = [n for episodes in stats.scored.values() for n in episodes.lengths]
-    row = {"generation": generation, "best_fitness": max(fits), "mean_fitness": statistics.fmean(fits),
-           "stdev_fitness": statistics.pstdev(fits), "species": len(species.species), "episodes": stats.episodes,
-           "scored_steps": stats.scored_steps, "scored_steps_per_s": round(stats.scored_steps_per_second, 1),
-           "agent_steps": stats.agent_steps, "seconds": round(seconds, 3),
-           "mean_return": _mean(returns), "mean_episode_length": _mean(lengths),
-           "mean_nodes": statistics.fmean(n for n, _ in sizes),
-           "mean_connections": statistics.fmean(c for _, c in sizes), **(league or {})}
-    if len(population_behaviors) > 1:
-        for behavior in population_behaviors:
-            episodes = stats.scored.get(behavior)
-            if episodes is not None:
-                row[f"mean_return{BEHAVIOR_SEPARATOR}{behavior}"] = _mean(episodes.returns)
-                row[f"mean_episode_length{BEHAVIOR_SEPARATOR}{behavior}"] = _mean(episodes.lengths)
-    for key, value in stats.game.summary().items():
-        row[GAME_PREFIX + key] = value
-    row[SPECIES_SIZES] = {sid: len(s.members) for sid, s in species.species.items()}
-    return row
-
-
-def _mean(values: list) -> float | str:
-    """The exactly rounded mean; an empty cell for no values."""
-    return math.fsum(values) / len(values) if values else ""

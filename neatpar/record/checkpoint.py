@@ -26,21 +26,22 @@ from ..parallel.serialize import dumps
 from ..run.state import RunState
 from .atomic import write_atomic
 from .run_settings import RunSettings
+from .stats_row import StatsRow
 
 
 @dataclass
 class PopulationState:
     """One population as a checkpoint keeps it: its neat config, genomes, species set, the
-    generation it makes next, its best genome and its stats rows (stats.csv rows as dicts)."""
+    generation it makes next, its best genome and its stats rows."""
     config: Any
     population: dict
     species: Any
     generation: int
     best_genome: Any = None
-    rows: list = field(default_factory=list)
+    rows: list[StatsRow] = field(default_factory=list)
 
     @classmethod
-    def of(cls, population: neat.Population, rows: list, generation: int | None = None) -> "PopulationState":
+    def of(cls, population: neat.Population, rows: list[StatsRow], generation: int | None = None) -> "PopulationState":
         """A live population's state; `generation` when neat-python has not counted it yet."""
         return cls(population.config, population.population, population.species,
                    population.generation if generation is None else generation, population.best_genome, list(rows))
@@ -63,12 +64,13 @@ class PopulationState:
 
     def _side_record(self) -> dict:
         return {"config": self.config, "population": self.population, "species": self.species,
-                "best_genome": self.best_genome, "generation": self.generation, "rows": list(self.rows)}
+                "best_genome": self.best_genome, "generation": self.generation,
+                "rows": [row.to_record() for row in self.rows]}
 
     @classmethod
     def _from_side_record(cls, record: dict) -> "PopulationState":
         return cls(record["config"], record["population"], record["species"], record["generation"],
-                   record["best_genome"], list(record["rows"]))
+                   record["best_genome"], [StatsRow.from_record(row) for row in record["rows"]])
 
 
 @dataclass
@@ -106,7 +108,7 @@ class Checkpoint:
         """The pickled content of the file (before gzip): neat-python's 5-tuple, then neatpar's dict."""
         p = self.population
         extras = {"champion": self.evaluator.champion, "evaluator_generation": self.evaluator.generation,
-                  "rows": list(p.rows), "best_genome": p.best_genome, "selfplay": self.evaluator.selfplay}
+                  "rows": [row.to_record() for row in p.rows], "best_genome": p.best_genome, "selfplay": self.evaluator.selfplay}
         if self.run_settings is not None:   # an earlier neatpar stored none
             extras["run_settings"] = self.run_settings.to_dict()
         if self.sides is not None:
@@ -130,7 +132,7 @@ class Checkpoint:
         stored = extras.get("run_settings")
         sides = extras.get("sides")
         return cls(PopulationState(config, population, species, generation, extras.get("best_genome"),
-                                   list(extras.get("rows", []))),
+                                   [StatsRow.from_record(row) for row in extras.get("rows", [])]),
                    rndstate,
                    RunState(extras.get("champion"), extras.get("evaluator_generation", generation),
                                   extras.get("selfplay")),

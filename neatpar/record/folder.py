@@ -2,13 +2,6 @@
 per-generation stats, plots, the winner and the simulator logs (TensorBoard's event files:
 tensorboard.py). Every file but the event files is written atomically (a reader sees the old or
 the whole new one).
-
-stats.csv has one row per generation. Its columns never move: STATS_FIELDS first, then, in the
-order they first appear, per-behavior columns `FIELD:BEHAVIOR` (mean_return and
-mean_episode_length of each population behavior, when the population drives several) and one
-column `game:KEY` per key the game recorded about itself (Stats side channel); a column that
-first appears in a later generation is empty in the rows before it. A self-play run's rows begin
-those with `elo` and `league_size` (run/league.py).
 """
 from __future__ import annotations
 
@@ -26,17 +19,13 @@ from ..errors import ConfigError
 from .atomic import write_atomic
 from .checkpoint import checkpoint_path
 from .genomes import save_genome_json, save_genome_pickle
+from .plots import plot
 from .run_settings import RunSettings
+from .stats_row import EMPTY, StatsRow, stats_columns
 
 BEHAVIORS_FILE = "behaviors.json"
 LEAGUE_FILE = "league.json"
 RUN_FILE = "run.json"  # the run's settings (run_settings.py), also in every checkpoint
-STATS_FIELDS = ("generation", "best_fitness", "mean_fitness", "stdev_fitness", "species", "episodes",
-                "scored_steps", "scored_steps_per_s", "agent_steps", "seconds",
-                "mean_return", "mean_episode_length", "mean_nodes", "mean_connections")
-BEHAVIOR_SEPARATOR = ":"   # FIELD:BEHAVIOR, a population behavior's own value
-GAME_PREFIX = "game:"      # game:KEY, what the game recorded about itself
-SPECIES_SIZES = "species_sizes"  # a row's {species id: members}, for species.png (not a column)
 
 
 class RunFolder:
@@ -127,32 +116,17 @@ class RunFolder:
 
     # ------------------------------------------------------------ stats, plots, winner
 
-    def write_stats(self, rows: list[dict]) -> None:
-        """stats.csv from every generation's row (see the module docstring for the columns)."""
+    def write_stats(self, rows: list[StatsRow]) -> None:
+        """stats.csv from every generation's row (stats_row.py names the columns)."""
         text = io.StringIO()
-        writer = csv.DictWriter(text, fieldnames=stats_columns(rows), restval="", extrasaction="ignore")
+        writer = csv.DictWriter(text, fieldnames=stats_columns(rows), restval=EMPTY)
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows(row.columns() for row in rows)
         write_atomic(os.path.join(self.path, "stats.csv"), text.getvalue().encode())
 
-    def plot(self, rows: list[dict]) -> list[str]:
-        """fitness.png (best, mean and a band of one standard deviation around the mean, per
-        generation) and species.png (species sizes per generation, stacked); none when
-        matplotlib is not installed."""
-        try:
-            import matplotlib
-            matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
-        except ImportError:
-            return []
-        paths = []
-        for name, figure in (("fitness.png", fitness_figure(rows)), ("species.png", species_figure(rows))):
-            buffer = io.BytesIO()
-            figure.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
-            plt.close(figure)
-            paths.append(os.path.join(self.path, name))
-            write_atomic(paths[-1], buffer.getvalue())
-        return paths
+    def plot(self, rows: list[StatsRow]) -> list[str]:
+        """fitness.png and species.png (plots.py)."""
+        return plot(rows, self.path)
 
     def has_behaviors(self) -> bool:
         return os.path.isfile(os.path.join(self.path, BEHAVIORS_FILE))
@@ -203,59 +177,6 @@ class RunFolder:
                 write_atomic(os.path.join(self.path, "winner.png"), png.stdout)
                 out.append(os.path.join(self.path, "winner.png"))
         return out
-
-
-def stats_columns(rows: list[dict]) -> list[str]:
-    """stats.csv's columns: STATS_FIELDS, then the other columns in the order they first appear."""
-    columns = dict.fromkeys(STATS_FIELDS)
-    for row in rows:
-        columns.update((key, None) for key in row if key != SPECIES_SIZES and key not in columns)
-    return list(columns)
-
-
-def fitness_figure(rows: list[dict]):
-    """Best and mean fitness per generation, the mean within a band of one standard deviation."""
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    fig, ax = plt.subplots(figsize=(7, 4))
-    gens = [r["generation"] for r in rows]
-    mean = np.array([r["mean_fitness"] for r in rows], float)
-    std = np.array([r["stdev_fitness"] for r in rows], float)
-    ax.plot(gens, [r["best_fitness"] for r in rows], label="best")
-    ax.plot(gens, mean, label="mean")
-    ax.fill_between(gens, mean - std, mean + std, alpha=0.2, label="mean ± std")
-    ax.set_xlabel("generation")
-    ax.set_ylabel("fitness")
-    ax.legend()
-    _generation_axis(ax)
-    return fig
-
-
-def species_figure(rows: list[dict]):
-    """Each species' size per generation, stacked (neat-python's visualize.plot_species): one
-    band per species, from its first generation to its last (0 where it does not exist)."""
-    import matplotlib.pyplot as plt
-
-    gens = [r["generation"] for r in rows]
-    sizes = [{int(k): v for k, v in r.get(SPECIES_SIZES, {}).items()} for r in rows]
-    species = sorted(set().union(*sizes)) if sizes else []
-    fig, ax = plt.subplots(figsize=(7, 4))
-    if species:
-        ax.stackplot(gens, [[s.get(k, 0) for s in sizes] for k in species])
-    ax.set_title("Speciation")
-    ax.set_xlabel("generation")
-    ax.set_ylabel("size per species")
-    _generation_axis(ax)
-    return fig
-
-
-def _generation_axis(ax) -> None:
-    """Whole generations on the x axis, and a light grid."""
-    from matplotlib.ticker import MaxNLocator
-
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.grid(alpha=0.3)
 
 
 def load_behaviors(folder: str) -> dict[str, Layout] | None:

@@ -129,6 +129,13 @@ def rate(learner: League, opponents: League, games: Sequence[Game]) -> None:
         member.rating -= change
 
 
+class LeagueValues(NamedTuple):
+    """A self-play run's stats values after a generation: the rating of the population's best (the
+    learner whose generation it was), and the size of its league."""
+    elo: float
+    league_size: int
+
+
 class Round(NamedTuple):
     """One round of a generation: the opponent, and whether the sides are swapped."""
     opponent: Member
@@ -297,11 +304,10 @@ class SelfPlay:
             league.snapshot(strongest, league.generations - 1)
         self.last_side = side
 
-    def row(self) -> dict:
-        """The stats.csv values after a generation: the rating of the population's best (the learner
-        whose generation it was), and the size of its league."""
+    def row(self) -> LeagueValues:
+        """The stats values after a generation (see LeagueValues)."""
         league = self.leagues[self.last_side]
-        return {"elo": league.rating, "league_size": len(league.members)}
+        return LeagueValues(league.rating, len(league.members))
 
     def winner(self, side: str) -> Member:
         """The winner of a league run for `side`: its league's member with the best result in the
