@@ -28,7 +28,7 @@ from ..record.folder import RunFolder, load_behaviors
 from ..record.models import write_winner_models
 from ..record.run_settings import RunSettings, resumed
 from ..record.tensorboard import EventLog
-from ..run.evaluator import UnityEvaluator
+from ..run.evaluator import EnvEvaluator
 from ..run.state import RunState
 from ..settings import Settings, flags, population_configs
 from .alternation import Alternation
@@ -150,7 +150,7 @@ class OnePopulation:
     """A run of one population: its recorder and event files in the run folder. An asymmetric
     self-play run (selfplay.Alternation) offers the same methods."""
 
-    def __init__(self, plan: Plan, evaluator: UnityEvaluator, folder: RunFolder, bar: GenerationBar, args):
+    def __init__(self, plan: Plan, evaluator: EnvEvaluator, folder: RunFolder, bar: GenerationBar, args):
         start, settings = plan.start, plan.settings
         self.plan, self.population, self.rows, self.done = plan, start.population, start.rows, start.done
         self.evaluator, self.folder, self.args = evaluator, folder, args
@@ -207,7 +207,7 @@ def _evolve(args) -> int:
     with _signals_held():
         _import_run_modules(settings)
         # checks the build (a Gymnasium one: makes it once)
-        evaluator = UnityEvaluator.from_settings(settings, configs=plan.configs)
+        evaluator = EnvEvaluator.from_settings(settings, configs=plan.configs)
     try:
         folder = RunFolder(plan.out, plan.run, resume=plan.here)
     except BaseException:
@@ -314,7 +314,7 @@ class SecondSignal:
     process at once, quietly (exit 130 or 143); while the first one's checkpoint is being written
     it waits for the write to end (`release`)."""
 
-    def __init__(self, evaluator: UnityEvaluator):
+    def __init__(self, evaluator: EnvEvaluator):
         self.evaluator, self.held, self.pending = evaluator, True, None
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, self._on_signal)
@@ -335,7 +335,7 @@ class SecondSignal:
         os._exit(128 + signum)
 
 
-def _finish(folder: RunFolder, evaluator: UnityEvaluator, config, settings: Settings, rows: list, run: RunSettings,
+def _finish(folder: RunFolder, evaluator: EnvEvaluator, config, settings: Settings, rows: list, run: RunSettings,
             quiet: bool) -> None:
     """The winner files, its models for Unity and the plot of a run that ended (the simulator is
     no longer needed); what the run left and the commands that play and watch it (with --quiet,
@@ -364,7 +364,7 @@ def _finish(folder: RunFolder, evaluator: UnityEvaluator, config, settings: Sett
     print(f"watch it: {_watch_command(folder.path)}", flush=True)
 
 
-def _final_round_robin(evaluator: UnityEvaluator, quiet: bool) -> None:
+def _final_round_robin(evaluator: EnvEvaluator, quiet: bool) -> None:
     """A self-play run's final round-robin, announced (it plays games after the last generation)."""
     selfplay = evaluator.selfplay
     if selfplay is not None and evaluator.settings.league_final_games:
@@ -375,7 +375,7 @@ def _final_round_robin(evaluator: UnityEvaluator, quiet: bool) -> None:
         evaluator.final_round_robin()
 
 
-def _league_note(evaluator: UnityEvaluator) -> str:
+def _league_note(evaluator: EnvEvaluator) -> str:
     """How a self-play winner was chosen."""
     if evaluator.selfplay is None:
         return ""

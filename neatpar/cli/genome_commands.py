@@ -13,7 +13,7 @@ from ..record.genomes import load_genome
 from ..record.models import choose_behavior, write_model
 from ..record.tensorboard import behavior_run
 from ..run.environments import open_environment
-from ..run.evaluator import UnityEvaluator
+from ..run.evaluator import EnvEvaluator
 from ..run.runner import survey
 from ..settings import Settings, load, population_configs
 
@@ -37,8 +37,7 @@ def play(args) -> int:
     behavior, opponents = _asymmetric_match(args.genome, settings, configs) if configs else (None, None)
     config = configs.get(behavior, config)
     genome = load_genome(args.genome, config)
-    with UnityEvaluator.from_settings(settings) as evaluator:
-        evaluator.configs = configs
+    with EnvEvaluator.from_settings(settings, configs=configs) as evaluator:
         returns = evaluator.play(genome, config, episodes=args.episodes, opponents=opponents)
     print(f"genome {genome.key}: {len(returns)} episodes, mean return {statistics.fmean(returns):.3f}")
     print("returns: " + " ".join(f"{r:.3f}" for r in returns))

@@ -32,7 +32,7 @@ class RunRecorder(neat.reporting.BaseReporter):
         self.quiet, self.rows = quiet, rows
         self.solved: int | None = None  # the generation whose fitness reached fitness_threshold
         self.events, self.bar, self.label = events, bar, label
-        self.population_behaviors = [r.behavior for r in evaluator.settings.behaviors if r.role == "population"]
+        self.population_behaviors = list(evaluator.settings.population_behaviors)
         self.generation = population.generation
         self.started = time.perf_counter()
         self.snapshot = b""

@@ -15,14 +15,10 @@ from ..settings import Settings
 from .atomic import write_atomic
 
 
-def population_behaviors(settings: Settings) -> list[str]:
-    return [r.behavior for r in settings.behaviors if r.role == "population"]
-
-
 def model_file(behavior: str, settings: Settings) -> str:
     """winner.onnx, or winner-NAME.onnx (the behavior's name made a file name) with several
     population behaviors."""
-    if len(population_behaviors(settings)) == 1:
+    if len(settings.population_behaviors) == 1:
         return "winner.onnx"
     return f"winner-{re.sub(r'[^A-Za-z0-9_.-]+', '_', behavior.split('?')[0])}.onnx"
 
@@ -43,13 +39,13 @@ def write_model(genome, neat_config, settings: Settings, layout: Layout, path: s
 def write_winner_models(genome, neat_config, settings: Settings, layouts: dict[str, Layout], folder: str) -> list[str]:
     """One model per population behavior that reported, in the run folder."""
     return [write_model(genome, neat_config, settings, layouts[b], os.path.join(folder, model_file(b, settings)))
-            for b in population_behaviors(settings) if b in layouts]
+            for b in settings.population_behaviors if b in layouts]
 
 
 def choose_behavior(settings: Settings, layouts: dict[str, Layout], asked: str | None) -> str:
     """The behavior to export for: the one asked for, else the only population behavior."""
     if asked is None:
-        candidates = population_behaviors(settings)
+        candidates = settings.population_behaviors
         if len(candidates) != 1:
             raise ConfigError(f"the config has {len(candidates)} population behaviors ({', '.join(candidates)}): "
                               f"choose one with --behavior")

@@ -11,7 +11,7 @@ from typing import Any, Callable, Mapping
 
 from ..errors import LiveHandleError, NeatparError
 from ..record.genomes import load_genome
-from ..settings import Settings, Source, load
+from ..settings import Role, Settings, Source, load
 from .environments import check_environment, gym_setup, open_environment
 from .hosts import HostScheduler, HostSetup
 from .local_hosts import LocalHosts
@@ -73,10 +73,10 @@ class EnvEvaluator:
         self.settings = settings
         self.log_folder = log_folder
         self._environment = None
-        self.files = {r.behavior: load_genome(r.genome_file) for r in settings.behaviors if r.role == "file"}
+        self.files = {r.behavior: load_genome(r.genome_file) for r in settings.behaviors if r.role is Role.FILE}
         self.champion = None
         self.generation = 0
-        self.selfplay = SelfPlay(settings) if any(r.role == "league" for r in settings.behaviors) else None
+        self.selfplay = SelfPlay(settings) if settings.with_role(Role.LEAGUE) else None
         self.configs: dict = dict(configs or {})   # behavior -> its population's neat config (asymmetric self-play)
         self.last_stats = GenerationStats()
         self.episode_returns: dict[int, list[float]] = {}
@@ -255,7 +255,7 @@ class EnvEvaluator:
                               f"the process that made it")
 
 
-UnityEvaluator = EnvEvaluator  # the earlier name, for Unity builds
+UnityEvaluator = EnvEvaluator  # the earlier name (documented), for Unity builds and Gymnasium runs alike
 
 
 def start_hosts(settings: Settings, log_folder: str | None):

@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, NamedTuple, Sequence
 
 from ..errors import ConfigError
-from ..settings import Settings
+from ..settings import Role, Settings
 from .runner import Match, standard_match
 from .stats import EpisodeEnd, GenerationStats
 
@@ -163,9 +163,7 @@ class SelfPlay:
 
     def __init__(self, settings: Settings):
         self.settings = settings
-        roles = settings.behaviors
-        leagues = [r.behavior for r in roles if r.role == "league"]
-        populations = [r.behavior for r in roles if r.role == "population"]
+        leagues, populations = list(settings.with_role(Role.LEAGUE)), list(settings.population_behaviors)
         # Symmetric: the population behaviors share one league, whose members play the league
         # behaviors. Asymmetric: each of two league behaviors is a population of its own.
         self.sides = populations[:1] if populations else leagues
