@@ -1,4 +1,4 @@
-"""A run's stored settings (neatpar/run_settings.py): what a resume continues with, and how what
+"""A run's stored settings (neatpar/record/run_settings.py): what a resume continues with, and how what
 is typed again is applied with a note or refused."""
 import pytest
 
