@@ -6,7 +6,7 @@ import re
 import subprocess
 import sys
 
-from helpers import ROOT
+from support.paths import ROOT
 
 PACKAGE = os.path.join(ROOT, "neatpar")
 

@@ -12,7 +12,8 @@ import zipfile
 
 import pytest
 
-from helpers import ROOT, ball_cfg
+from support.configs import ball_cfg
+from support.paths import ROOT
 
 pytestmark = pytest.mark.slow
 

@@ -15,7 +15,10 @@ from neatpar.run.exchange import StepExchange
 from neatpar.run.inference import PoolInference
 from neatpar.nn import FeedForwardPopulation
 from neatpar.parallel.serialize import dumps
-from helpers import BUILDS, ROOT, free_worker_id, load_config, run_marked, simulator
+from support.configs import load_config
+from support.paths import BUILDS, ROOT
+from support.processes import run_marked
+from support.simulators import free_worker_id, simulator
 
 EXAMPLES = os.path.join(ROOT, "examples")
 SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripts")

@@ -27,7 +27,8 @@ import neat
 from neat.genes import DefaultConnectionGene, DefaultNodeGene
 from neat.reporting import BaseReporter
 
-from helpers import ALL_ACTIVATIONS, ALL_AGGREGATIONS, CONFIGS
+from .configs import ALL_ACTIVATIONS, ALL_AGGREGATIONS
+from .paths import CONFIGS
 
 ACTIVATIONS = ALL_ACTIVATIONS.split()
 AGGREGATIONS = ALL_AGGREGATIONS.split()
