@@ -35,7 +35,7 @@ import enum
 import logging
 import time
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
@@ -132,7 +132,14 @@ class Agents:
         return np.asarray(rows, np.int64)
 
 
-def compile_generation(genomes: list, champion, files: dict, settings: Settings, neat_config: Any) -> tuple[Plan, Any]:
+class Compiled(NamedTuple):
+    """A generation's networks as compile_generation makes them: which network plays what, and the
+    population kernel that runs them."""
+    plan: Plan
+    kernel: Any
+
+
+def compile_generation(genomes: list, champion, files: dict, settings: Settings, neat_config: Any) -> Compiled:
     """The population kernel of `genomes`, followed by the genomes the champion and file behaviors
     play (the champion is the first genome before there is one), and the Plan that says which is
     which."""
@@ -145,7 +152,7 @@ def compile_generation(genomes: list, champion, files: dict, settings: Settings,
         elif role.role == "file":
             fixed[role.behavior] = len(networks)
             networks.append(files[role.behavior])
-    return Plan(len(genomes), fixed), population_kernel(networks, settings, neat_config)
+    return Compiled(Plan(len(genomes), fixed), population_kernel(networks, settings, neat_config))
 
 
 def population_kernel(genomes: list, settings: Settings, neat_config: Any):
@@ -186,15 +193,16 @@ class EpisodeRunner:
         episodes already finished are kept, interrupted ones are played again. After
         MAX_SIMULATOR_FAILURES failures in one generation the run stops with a SimulatorError."""
         started = time.perf_counter()
-        plan, kernel = compile_generation(genomes, champion, files or {}, self.settings, self.neat_config)
-        returns, stats = self.play(plan, kernel, generation, part)
+        compiled = compile_generation(genomes, champion, files or {}, self.settings, self.neat_config)
+        returns, stats = self.play(compiled, generation, part)
         stats.seconds = time.perf_counter() - started  # the compilation included
         return returns, stats
 
-    def play(self, plan: Plan, kernel, generation: int = 0, part: int = 0) -> tuple[list[list[float]], GenerationStats]:
+    def play(self, compiled: Compiled, generation: int = 0, part: int = 0) -> tuple[list[list[float]], GenerationStats]:
         """`evaluate` for genomes already compiled (compile_generation): env hosts receive their
         part compiled by the main process."""
         started = time.perf_counter()
+        plan, kernel = compiled.plan, compiled.kernel
         self.inference.install(kernel)
         returns: list[list[float]] = [[] for _ in range(plan.count)]
         stats = GenerationStats()
