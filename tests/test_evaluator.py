@@ -118,7 +118,7 @@ class BestPerGeneration(neat.reporting.BaseReporter):
 
 def test_sending_the_config_does_not_advance_its_node_counter(xor_config, genomes):
     """neat-python's DefaultGenomeConfig.__getstate__ consumes a node key each time the config is
-    pickled (the tampering seed, inside neat-python): neatpar must not."""
+    pickled (a sender's data changed by sending it, inside neat-python): neatpar must not."""
     gc = xor_config.genome_config
     genome = genomes[0][1]
     genome.mutate_add_node(gc)  # starts the node counter
