@@ -13,8 +13,10 @@ import pytest
 from neatpar import ConfigError
 from neatpar.run.hosts import split
 from neatpar.run.evaluator import UnityEvaluator
-from helpers import (ROOT, Run, ball_cfg, cmdline, evaluator_and_population, fitnesses, neatpar_cli, parent_of, pid_alive,
-                     probe_hosts, stats_rows, undisturbed, wait_gone, wait_until)
+from support.configs import ball_cfg
+from support.paths import ROOT
+from support.processes import cmdline, parent_of, pid_alive, wait_gone, wait_until
+from support.runs import Run, evaluator_and_population, fitnesses, neatpar_cli, probe_hosts, stats_rows, undisturbed
 
 
 def test_split_gives_one_part_per_host_or_fewer_when_one_host_s_agents_suffice():

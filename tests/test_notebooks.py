@@ -11,7 +11,8 @@ import nbclient
 import nbformat
 import pytest
 
-from helpers import ROOT, wait_gone
+from support.paths import ROOT
+from support.processes import wait_gone
 
 SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripts")
 EVOLUTION = os.path.join(SCRIPTS, "interactive_evolution.ipynb")

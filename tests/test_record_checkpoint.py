@@ -9,7 +9,7 @@ import random
 import neat
 import pytest
 
-from helpers import load_config
+from support.configs import load_config
 from neatpar.errors import ConfigError
 from neatpar.parallel.serialize import dumps
 from neatpar.record.checkpoint import Checkpoint, PopulationState, checkpoint_path, save_bytes

@@ -11,7 +11,9 @@ import sys
 import neat
 import pytest
 
-from helpers import ROOT, ball_cfg, load_config, neatpar_cli
+from support.configs import ball_cfg, load_config
+from support.paths import ROOT
+from support.runs import neatpar_cli
 from neatpar.errors import ConfigError
 from neatpar.record.genomes import load_genome, save_genome_json, save_genome_pickle
 

@@ -11,7 +11,7 @@ from .serialize import main_script_path, spawn_reimports_main
 
 START_ADVICE = (
     "spawn re-runs the top level of your main script in every worker: keep live handles "
-    "(UnityEnvironment, sockets, servers) and the pool itself under `if __name__ == \"__main__\":`"
+    "(environment connections, sockets, servers) and the pool itself under `if __name__ == \"__main__\":`"
 )
 IMPORT_ADVICE = ("define it at the top level of a module the workers can import (not under "
                  "`if __name__ == \"__main__\":`)")
