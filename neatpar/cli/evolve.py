@@ -276,7 +276,7 @@ def _evolve(args) -> int:
         if not kept and completed == completed_before:  # nothing of this run was completed
             moved = folder.discard()
             if moved is not None and failure is not None:  # the error names the logs where they are now
-                failure.args = (str(failure).replace(*moved),)
+                failure.args = (str(failure).replace(moved.were, moved.now),)
         folder.release()
 
 

@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+from typing import NamedTuple
 
 from ..envs.base import Layout
 from ..errors import ConfigError
@@ -26,6 +27,12 @@ from .stats_row import EMPTY, StatsRow, stats_columns
 BEHAVIORS_FILE = "behaviors.json"
 LEAGUE_FILE = "league.json"
 RUN_FILE = "run.json"  # the run's settings (run_settings.py), also in every checkpoint
+
+
+class MovedLogs(NamedTuple):
+    """Where a discarded run's simulator logs were, and where they are now."""
+    were: str
+    now: str
 
 
 class RunFolder:
@@ -90,11 +97,11 @@ class RunFolder:
         if lock is not None:
             os.close(lock)
 
-    def discard(self) -> tuple[str, str] | None:
+    def discard(self) -> MovedLogs | None:
         """Remove the folder, and the empty parents made for it, if this run created it (start-up
         failed: nothing half-written stays, not even an empty runs/). The simulators' logs are
-        kept, moved to a folder of their own in the system's temporary folder: returns (where they
-        were, where they are now), None when there were none."""
+        kept, moved to a folder of their own in the system's temporary folder: returns where they
+        were and where they are now, None when there were none."""
         if not self.created:
             return None
         moved = None
@@ -102,7 +109,7 @@ class RunFolder:
             kept = tempfile.mkdtemp(prefix=f"neatpar-sim-logs-{os.path.basename(self.path)}-")
             for name in os.listdir(self.logs):
                 shutil.move(os.path.join(self.logs, name), os.path.join(kept, name))
-            moved = (self.logs, kept)
+            moved = MovedLogs(self.logs, kept)
         shutil.rmtree(self.path, ignore_errors=True)
         for parent in self.created[1:]:
             try:
