@@ -19,7 +19,7 @@ from ..errors import HostLost, RemoteError, WorkerDied
 from ..parallel import workers
 from ..parallel.pool import Pool
 from .host_book import Finished, HostBook, host_error
-from .hosts import HostProgress, HostSetup, HostState, PartProgress, process_start_time, silence_limit
+from .hosts import HostProgress, HostSetup, HostState, PartProgress, kill_children, process_start_time, silence_limit
 from .runner import Compiled
 
 
@@ -74,6 +74,7 @@ def _host_init(setup: HostSetup, cells: HostCells) -> None:
 def _on_sigterm(signum, frame) -> None:
     if _host is not None:
         _host.kill()
+    kill_children()  # a game still being launched, which the bridge does not know yet
     os._exit(128 + signum)
 
 
