@@ -148,7 +148,7 @@ def _plan_resume(args) -> Plan:
 
 class OnePopulation:
     """A run of one population: its recorder and event files in the run folder. An asymmetric
-    self-play run (selfplay.Alternation) offers the same methods."""
+    self-play run (alternation.py: Alternation) offers the same methods."""
 
     def __init__(self, plan: Plan, evaluator: EnvEvaluator, folder: RunFolder, bar: GenerationBar, args):
         start, settings = plan.start, plan.settings

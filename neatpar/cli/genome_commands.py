@@ -46,7 +46,7 @@ def play(args) -> int:
 
 def _asymmetric_match(genome_path: str, settings: Settings, configs: dict) -> tuple[str, dict]:
     """An asymmetric game's genome plays the behavior whose population folder holds it
-    (RUN/behavior-NAME/), against the other population's winner (selfplay.py)."""
+    (RUN/behavior-NAME/), against the other population's winner (alternation.py)."""
     folder = os.path.dirname(os.path.abspath(genome_path))
     mine = [b for b in configs if behavior_run(b) == os.path.basename(folder)]
     if not mine:

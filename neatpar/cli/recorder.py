@@ -21,7 +21,7 @@ class RunRecorder(neat.reporting.BaseReporter):
     """Progress lines, stats rows, TensorBoard events, checkpoints and the state a Ctrl+C
     checkpoint needs. Checkpoints are written every `interval` generations and when the run's
     last generation (`final`) has been made; every checkpoint carries the run's settings (`run`).
-    `interval` None writes no checkpoints (a run that writes its own: selfplay.py). `events` and
+    `interval` None writes no checkpoints (a run that writes its own: alternation.py). `events` and
     `bar` are optional (no TensorBoard files, no progress bar); `label` begins each progress line."""
 
     def __init__(self, population, evaluator, folder: RunFolder, interval: int | None, final: int,
