@@ -11,12 +11,14 @@ A game is a match of 4 points; its result is the sign of the final reward (1 win
 loss); a score is the mean result. Also shown: the generation in which the champion run's
 champion was last replaced (the first generation of its best fitness record), the league's ELO
 (the population's best) after the first and the last generation, and how well the league's ratings
-and its final round-robin tell its members apart: every member of the final league plays the
-champion run's winner, and the table shows the spread of their ratings and scores, and the score of
-the best-rated member, of the round-robin's winner (the league run's winner) and of the best one.
+tell its members apart: every member of the final league plays the champion run's winner, and the
+table shows the spread of their ratings and scores, and the score of the best-rated member, of the
+league run's winner (the best-rated member, unless the config asks for a final round-robin) and of
+the best one.
 Usage: python bench/bench_selfplay.py [--seeds 1,2,3] [--generations 60] [--games 200] [--out DIR]
 The README's table: the defaults (seeds 1, 2, 3; 60 generations of 50 genomes per run, 4 episodes a
-genome; 200 games a pairing), about 44 minutes on 2 shared cores.
+genome; 200 games a pairing), about 45 minutes on 2 shared cores (--out keeps the runs: a second
+call with the same folder only plays the games).
 """
 import argparse
 import csv
@@ -148,7 +150,7 @@ def main():
     every = [r for s in seeds for r in head[s]]
     print(f"| all | {score(every)} | | |")
     print("\n| seed | final league: ratings | scores vs the champion run's winner | best-rated member | "
-          "round-robin winner | best member |")
+          "league run's winner | best member |")
     print("|---|---|---|---|---|---|")
     for seed in seeds:
         record = json.load(open(os.path.join(folders[("league", seed)], "league.json")))[TEAM0]
