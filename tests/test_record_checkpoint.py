@@ -94,7 +94,8 @@ def test_a_checkpoint_of_the_earlier_layout_loads(tmp_path):
     # ... and an even earlier one, with neat-python's part only
     path.write_bytes(gzip.compress(dumps(state)))
     bare = Checkpoint.load(str(path))
-    assert bare.run_settings is None and bare.population.rows == [] and bare.evaluator.generation == population.generation
+    assert bare.run_settings is None and bare.population.rows == []
+    assert bare.evaluator.generation == population.generation
 
 
 def test_an_asymmetric_run_s_second_population_travels_with_it(folder):

@@ -74,7 +74,8 @@ class RunRecorder(neat.reporting.BaseReporter):
             if self.evaluator.hosted:
                 print(self.evaluator.hosts_note, flush=True)
         if not self.quiet:
-            print(f"{self.label}gen {row.generation:4d} | best {row.best_fitness:9.3f} | mean {row.mean_fitness:9.3f} | "
+            print(f"{self.label}gen {row.generation:4d} | best {row.best_fitness:9.3f} | "
+                  f"mean {row.mean_fitness:9.3f} | "
                   f"species {row.species:3d} | {row.scored_steps_per_s:8.0f} scored agent-steps/s | "
                   f"{row.seconds:6.1f} s" + (f" | ELO {row.league.elo:7.1f}" if row.league is not None else ""),
                   flush=True)

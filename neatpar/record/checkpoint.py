@@ -108,7 +108,8 @@ class Checkpoint:
         """The pickled content of the file (before gzip): neat-python's 5-tuple, then neatpar's dict."""
         p = self.population
         extras = {"champion": self.evaluator.champion, "evaluator_generation": self.evaluator.generation,
-                  "rows": [row.to_record() for row in p.rows], "best_genome": p.best_genome, "selfplay": self.evaluator.selfplay}
+                  "rows": [row.to_record() for row in p.rows], "best_genome": p.best_genome,
+                  "selfplay": self.evaluator.selfplay}
         if self.run_settings is not None:   # an earlier neatpar stored none
             extras["run_settings"] = self.run_settings.to_dict()
         if self.sides is not None:
@@ -135,7 +136,7 @@ class Checkpoint:
                                    [StatsRow.from_record(row) for row in extras.get("rows", [])]),
                    rndstate,
                    RunState(extras.get("champion"), extras.get("evaluator_generation", generation),
-                                  extras.get("selfplay")),
+                            extras.get("selfplay")),
                    None if stored is None else RunSettings.from_dict(stored),
                    None if sides is None else {b: PopulationState._from_side_record(s) for b, s in sides.items()})
 

@@ -8,11 +8,12 @@ spaces included ("Environment/Cumulative Reward"), as ML-Agents shows them; tens
 scalar helpers would turn spaces into underscores, so summaries are built here. TensorBoard runs:
 
 - the run folder itself: neatpar's values (TAGS);
-- `game/`: what the game recorded about itself (a row's `game` values, the `game:KEY` columns), under the game's keys, and a
-  histogram `KEY_hist` of each HISTOGRAM key's values, as ML-Agents writes them;
+- `game/`: what the game recorded about itself (a row's `game` values, the `game:KEY` columns),
+  under the game's keys, and a histogram `KEY_hist` of each HISTOGRAM key's values, as ML-Agents
+  writes them;
 - `behavior-NAME/` when several behaviors are driven by the population: each one's own episode
-  return and length (BEHAVIOR_TAGS; the `FIELD:BEHAVIOR` columns), NAME being the behavior with characters other than letters,
-  digits and `._=-` replaced by `_` (`behavior-Blue_team=0`).
+  return and length (BEHAVIOR_TAGS; the `FIELD:BEHAVIOR` columns), NAME being the behavior with
+  characters other than letters, digits and `._=-` replaced by `_` (`behavior-Blue_team=0`).
 
 A resumed run purges what the interrupted process wrote for the generations it evaluates again
 (TensorBoard hides those points), so every generation shows once.

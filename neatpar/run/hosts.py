@@ -123,7 +123,8 @@ class HostState:
         the scheduler sent them. The runner lives as long as the host (the
         genomes' inputs and outputs do not change within a run)."""
         if self._runner is None:
-            self._runner = EpisodeRunner(self.environment, self.settings, configs.neat_config, configs=configs.behaviors)
+            self._runner = EpisodeRunner(self.environment, self.settings, configs.neat_config,
+                                         configs=configs.behaviors)
         self.report = HostProgress(self.report.steps, generation, part)
 
         def progress(stats: GenerationStats) -> None:
