@@ -26,6 +26,15 @@ BALL = os.path.join(BUILDS, "ball")
 BASE_PORT = 5005
 
 
+def docs_tool():
+    """docs/generate.py, the documentation's tool, as a module."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("docs_generate", os.path.join(ROOT, "docs", "generate.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def load_config(name: str = "xor.cfg"):
     import neat
     return neat.Config(neat.DefaultGenome, neat.DefaultReproduction, neat.DefaultSpeciesSet,

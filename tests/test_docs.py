@@ -1,0 +1,58 @@
+"""The documentation's reference pages are what docs/generate.py makes from the code as it is (the
+Settings model, the argparse parser)."""
+import dataclasses
+import os
+import subprocess
+import sys
+
+from helpers import ROOT, docs_tool
+
+
+def read(page: str) -> str:
+    with open(os.path.join(ROOT, "docs", page)) as f:
+        return f.read()
+
+
+def test_the_reference_pages_are_what_the_code_gives_now():
+    result = subprocess.run([sys.executable, os.path.join("docs", "generate.py"), "--check"], cwd=ROOT,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+
+
+def test_a_key_added_to_the_settings_model_makes_the_keys_page_stale(monkeypatch):
+    tool = docs_tool()
+    from neatpar import settings
+    grown = dataclasses.make_dataclass(
+        "Settings", [("opponents", int, settings.setting(3, settings.integer(1), "opponents per genome"))],
+        bases=(settings.Settings,), frozen=True)
+    monkeypatch.setattr(tool.settings, "Settings", grown)
+    assert tool.stale() == [os.path.join("docs", "reference", "config.md")]
+    assert "## `opponents` {#opponents}" in tool.settings_page()
+
+
+def test_a_flag_added_to_the_parser_makes_the_command_page_stale(monkeypatch):
+    tool = docs_tool()
+    build = tool.cli.build_parser
+
+    def grown():
+        parser = build()
+        parser.add_argument("--color", help="colour the output")
+        return parser
+
+    monkeypatch.setattr(tool.cli, "build_parser", grown)
+    assert tool.stale() == [os.path.join("docs", "reference", "cli.md")]
+
+
+def test_every_key_and_every_option_has_its_entry():
+    from neatpar import cli, settings
+    keys, commands = read(os.path.join("reference", "config.md")), read(os.path.join("reference", "cli.md"))
+    for f in dataclasses.fields(settings.Settings):
+        assert f"## `{f.name}` {{#{f.name}}}" in keys, f.name
+        assert f"- accepts: {f.metadata['reader'].accepts}" in keys, f.name
+    parsers = [cli.build_parser()]
+    parsers += [sub for action in parsers[0]._actions if hasattr(action, "choices") and isinstance(action.choices, dict)
+                for sub in action.choices.values()]
+    options = {option for parser in parsers for action in parser._actions for option in action.option_strings}
+    assert {"--resume", "--envs", "--genome", "--behavior", "--version"} <= options
+    for option in options:
+        assert f"`{option}`" in commands, option
