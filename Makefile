@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.neatpar-installed
 EXTRAS ?= test,plot,ray,gym
 
-.PHONY: venv demo test test-fast bench clean
+.PHONY: venv demo test test-fast bench notebook clean
 
 venv: $(STAMP)
 
@@ -26,6 +26,10 @@ test: $(STAMP)
 # The edit-test loop: everything but the tests marked slow (make test runs those too).
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -m "not slow" -x -q
+
+# Runs the example notebook in a real kernel and saves its outputs in it (the site shows them).
+notebook: $(STAMP)
+	$(BIN)/python docs/generate.py --notebook
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench_evaluator.py

@@ -3,8 +3,12 @@
 argparse parser (neatpar/cli.py). `tests/test_docs.py` fails when a committed page differs from
 what this writes, so the reference cannot drift from the code.
 
-Run: python docs/generate.py          (rewrites the pages)
-     python docs/generate.py --check  (exit status 1 and the stale pages named, rewrites nothing)
+It also runs the example notebook (examples/neat_python_session.ipynb) in a real kernel and saves
+its outputs in it, which the site shows; tests/test_notebooks.py checks they are what it prints.
+
+Run: python docs/generate.py             (rewrites the pages)
+     python docs/generate.py --check     (exit status 1 and the stale pages named, rewrites nothing)
+     python docs/generate.py --notebook  (runs the notebook and saves its outputs)
 """
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+NOTEBOOK = os.path.join(ROOT, "examples", "neat_python_session.ipynb")
 sys.path.insert(0, ROOT)  # the neatpar of this checkout
 
 from neatpar import cli, settings  # noqa: E402
@@ -210,10 +215,27 @@ def stale() -> list[str]:
     return found
 
 
+def run_notebook(path: str = NOTEBOOK):
+    """The notebook at `path`, executed in a real kernel from its own folder (as Jupyter runs it),
+    without timing metadata (so saved outputs change only when what the notebook prints changes)."""
+    import nbclient
+    import nbformat
+    notebook = nbformat.read(path, as_version=4)
+    nbclient.NotebookClient(notebook, timeout=600, kernel_name="python3", record_timing=False,
+                            resources={"metadata": {"path": os.path.dirname(path)}}).execute()
+    return notebook
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="only say which pages are stale (exit status 1)")
+    parser.add_argument("--notebook", action="store_true", help="run the example notebook and save its outputs")
     args = parser.parse_args(argv)
+    if args.notebook:
+        import nbformat
+        nbformat.write(run_notebook(), NOTEBOOK)
+        print(f"ran and saved {os.path.relpath(NOTEBOOK, ROOT)}")
+        return 0
     if args.check:
         pages = stale()
         for page in pages:
