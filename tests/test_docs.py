@@ -1,9 +1,14 @@
-"""The documentation's reference pages are what docs/generate.py makes from the code as it is (the
-Settings model, the argparse parser)."""
+"""The documentation site: the reference pages are what docs/generate.py makes from the code as it
+is (the Settings model, the argparse parser), and the site builds with `mkdocs build --strict`, so a
+broken link or anchor, a page missing from the navigation or an API name mkdocstrings cannot find
+fails the suite."""
 import dataclasses
 import os
+import re
 import subprocess
 import sys
+
+import pytest
 
 from helpers import ROOT, docs_tool
 
@@ -56,3 +61,22 @@ def test_every_key_and_every_option_has_its_entry():
     assert {"--resume", "--envs", "--genome", "--behavior", "--version"} <= options
     for option in options:
         assert f"`{option}`" in commands, option
+
+
+@pytest.mark.slow
+def test_the_site_builds_strict(tmp_path):
+    site = tmp_path / "site"
+    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
+                            cwd=ROOT, capture_output=True, text=True, timeout=300,
+                            env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    assert result.returncode == 0, result.stderr[-3000:]
+    pages = {path: (site / path / "index.html").read_text() for path in (
+        "getting-started", "guides/unity", "guides/neat-python-session", "reference/config", "reference/cli",
+        "reference/api", "benchmarks", "architecture")}
+    # mkdocstrings rendered the public names from their docstrings
+    assert "Evaluate genomes on a spawn-context pool" in pages["reference/api"]
+    assert 'id="neatpar.nn.CTRNNPopulation"' in pages["reference/api"]
+    # the notebook is rendered with the plots saved in it
+    assert len(re.findall(r"<img[^>]+src=\"data:image/png;base64,", pages["guides/neat-python-session"])) == 3
+    assert 'id="max_steps"' in pages["reference/config"] and 'id="neatpar-evolve"' in pages["reference/cli"]
+    assert not (tmp_path / "site" / "generate.py").exists()  # the generator is not published
