@@ -1,10 +1,12 @@
 """The documentation site: the reference pages are what docs/generate.py makes from the code as it
 is (the Settings model, the argparse parser), and the site builds with `mkdocs build --strict`, so a
 broken link or anchor, a page missing from the navigation or an API name mkdocstrings cannot find
-fails the suite."""
+fails the suite. The README stays short, its links lead somewhere, its commands parse and its
+examples run."""
 import dataclasses
 import os
 import re
+import shlex
 import subprocess
 import sys
 
@@ -80,3 +82,49 @@ def test_the_site_builds_strict(tmp_path):
     assert len(re.findall(r"<img[^>]+src=\"data:image/png;base64,", pages["guides/neat-python-session"])) == 3
     assert 'id="max_steps"' in pages["reference/config"] and 'id="neatpar-evolve"' in pages["reference/cli"]
     assert not (tmp_path / "site" / "generate.py").exists()  # the generator is not published
+
+
+# ---------------------------------------------------------------- the README
+
+def readme() -> str:
+    with open(os.path.join(ROOT, "README.md")) as f:
+        return f.read()
+
+
+def test_the_readme_fits_in_200_lines():
+    assert len(readme().splitlines()) < 200
+
+
+def test_the_readme_links_name_files_that_exist():
+    targets = [t for t in re.findall(r"\]\(([^)#\s]+)[^)]*\)", readme()) if "://" not in t]
+    assert len(targets) > 10
+    assert [t for t in targets if not os.path.exists(os.path.join(ROOT, t))] == []
+
+
+def test_the_readme_neatpar_commands_parse_and_name_files_that_exist():
+    from neatpar import cli
+    text = readme()
+    blocks = "\n".join(re.findall(r"```sh\n(.*?)```", text, re.S))
+    commands = [line for line in blocks.splitlines() if line.startswith(".venv/bin/neatpar ")]
+    commands += re.findall(r"`(\.venv/bin/neatpar [^`]+)`", text)
+    assert len(commands) >= 3
+    for command in commands:
+        words = shlex.split(command.split("#")[0])
+        args = cli.build_parser().parse_args(words[1:])  # a bad flag ends the test with argparse's error
+        assert os.path.isfile(os.path.join(ROOT, args.config)), command
+
+
+@pytest.mark.slow
+def test_the_readme_python_examples_run_from_the_repository_folder(tmp_path):
+    examples = re.findall(r"```python\n(.*?)```", readme(), re.S)
+    assert len(examples) == 2
+    printed = []
+    for number, code in enumerate(examples):
+        script = tmp_path / f"readme_example_{number}.py"
+        script.write_text(code)
+        result = subprocess.run([sys.executable, str(script)], cwd=ROOT, capture_output=True, text=True,
+                                timeout=300)
+        assert result.returncode == 0, result.stderr[-3000:]
+        printed.append(result.stdout)
+    assert float(re.search(r"winner: genome \d+, fitness ([\d.]+)", printed[0]).group(1)) >= 3.9  # XOR solved
+    assert re.search(r"winner: fitness 500\.0; 3 more episodes: \[500\.0, 500\.0, 500\.0\]", printed[1]), printed[1]
