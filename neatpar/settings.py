@@ -393,7 +393,7 @@ class Settings:
             raise ConfigError("inference = pool with env hosts: each host runs its networks in its own process; "
                               "set inference = inprocess (or envs = 1)")
         steps = math.ceil(self.ctrnn_decision_time / self.ctrnn_time_step)
-        if steps > MAX_CTRNN_STEPS:
+        if self.network == "ctrnn" and steps > MAX_CTRNN_STEPS:
             raise ConfigError(f"ctrnn_decision_time = {self.ctrnn_decision_time} in steps of ctrnn_time_step = "
                               f"{self.ctrnn_time_step} is {steps} Euler steps per decision, more than "
                               f"{MAX_CTRNN_STEPS}: use a larger ctrnn_time_step")

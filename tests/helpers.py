@@ -337,6 +337,11 @@ def hover_cfg(folder, name="hover.cfg", generations=3, interval=1, **over):
                                                           **CTRNN_GENES, **neat_options})
 
 
+# The command a user types (it holds Ctrl+C back while Python imports neatpar; `python -m
+# neatpar.cli` cannot, so a signal in its first seconds may be lost in a C extension's start-up).
+NEATPAR_COMMAND = os.path.join(os.path.dirname(sys.executable), "neatpar")
+
+
 def neatpar_cli(*args, timeout=300):
     return subprocess.run([sys.executable, "-m", "neatpar.cli", *args], capture_output=True, text=True,
                           cwd=ROOT, timeout=timeout)

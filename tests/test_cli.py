@@ -15,8 +15,8 @@ import pytest
 import neatpar
 
 from neatpar.genome_io import genome_from_dict
-from helpers import (ROOT, Run, ball_cfg, hover_cfg, neatpar_cli, on_terminal, process_maps, screen, stats_rows,
-                     wait_until, write_config)
+from helpers import (NEATPAR_COMMAND, ROOT, Run, ball_cfg, hover_cfg, neatpar_cli, on_terminal, process_maps, screen,
+                     stats_rows, wait_until, write_config)
 
 
 def test_evolve_writes_a_complete_run_folder(tmp_path):
@@ -600,7 +600,7 @@ def test_evolve_help_shows_each_default_once_and_the_choices():
 def test_ctrl_c_in_the_first_half_second_ends_quietly(tmp_path):
     """SIGINT at moments from neatpar's first imports to the first generation: exit status 130, one
     line, no traceback, no process left, and no run folder unless it holds the checkpoint it names."""
-    command = os.path.join(os.path.dirname(sys.executable), "neatpar")  # the command a user types
+    command = NEATPAR_COMMAND
     config = ball_cfg(tmp_path, generations=50)
     for trial, delay in enumerate((0.0, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.35, 0.5)):
         out = tmp_path / f"run{trial}"

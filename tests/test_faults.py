@@ -10,7 +10,7 @@ import time
 import pytest
 
 from neatpar.run_folder import load_checkpoint
-from helpers import Run, ball_cfg, neatpar_cli, stats_rows
+from helpers import NEATPAR_COMMAND, Run, ball_cfg, neatpar_cli, stats_rows
 
 pytestmark = pytest.mark.slow
 
@@ -81,7 +81,7 @@ def test_ctrl_c_and_sigterm_at_random_moments(tmp_path):
     for trial in range(10):
         sig = (signal.SIGINT, signal.SIGTERM)[trial % 2]
         out = tmp_path / f"run{trial}"
-        run = Run(config, out)
+        run = Run(config, out, command=[NEATPAR_COMMAND])  # what a user runs
         time.sleep(rng.uniform(1.0, 5.0))
         run.proc.send_signal(sig)
         code, err = run.finish(timeout=120)

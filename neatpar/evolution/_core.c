@@ -24,6 +24,7 @@ the code beside it does.
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "rng.h"
 #include "pyset.h"
@@ -51,11 +52,30 @@ typedef struct {
     Py_ssize_t nn, node_cap;
     Conn *conns;
     Py_ssize_t nc, conn_cap;
-    int32_t *node_table;         /* positions by key hash (open addressing, -1 empty): built when */
-    int32_t *conn_table;         /* first needed, dropped on any change */
-    uint32_t node_mask, conn_mask;
+    struct View *view;           /* the genes laid out for lookups and distances: built when first
+                                    needed, dropped on any change */
     int acyclic;                 /* -1 unknown, else whether the connection graph has no cycle */
 } Genes;
+
+/* A genome's genes laid out for key lookups and distances: attribute arrays in dict order, each
+   gene's key hash, open-addressing tables of positions (-1 empty), connection keys packed into one
+   word (in << 32 | out) when every end fits 32 bits (`packed`). One allocation. */
+typedef struct View {
+    Py_ssize_t nn, nc;
+    int64_t *nkey;
+    double *nbias, *nresp, *ntc;
+    int32_t *nact, *nagg;
+    uint32_t *nhash;
+    int32_t *ntable;
+    uint32_t nmask;
+    uint64_t *ckey;
+    double *cw;
+    uint32_t *chash;
+    int32_t *ctable;
+    uint32_t cmask;
+    uint8_t *cen;
+    int packed;
+} View;
 
 static PyTypeObject GenesType;
 
@@ -106,10 +126,8 @@ name_id(PyObject *name)
 static void
 genes_changed(Genes *g)
 {
-    PyMem_Free(g->node_table);
-    PyMem_Free(g->conn_table);
-    g->node_table = NULL;
-    g->conn_table = NULL;
+    PyMem_Free(g->view);
+    g->view = NULL;
     g->acyclic = -1;
 }
 
@@ -140,8 +158,7 @@ genes_alloc(Py_ssize_t node_cap, Py_ssize_t conn_cap)
     g->nodes = NULL;
     g->conns = NULL;
     g->nn = g->nc = g->node_cap = g->conn_cap = 0;
-    g->node_table = NULL;
-    g->conn_table = NULL;
+    g->view = NULL;
     g->acyclic = -1;
     if (reserve((void **)&g->nodes, &g->node_cap, node_cap, sizeof(Node)) < 0
         || reserve((void **)&g->conns, &g->conn_cap, conn_cap, sizeof(Conn)) < 0) {
@@ -156,8 +173,7 @@ genes_dealloc(Genes *g)
 {
     PyMem_Free(g->nodes);
     PyMem_Free(g->conns);
-    PyMem_Free(g->node_table);
-    PyMem_Free(g->conn_table);
+    PyMem_Free(g->view);
     PyObject_Free(g);
 }
 
@@ -229,74 +245,98 @@ conn_hash(int64_t in, int64_t out)
     return mix64((uint64_t)in * 0x9E3779B97F4A7C15ULL ^ (uint64_t)out);
 }
 
-static int32_t *
-new_table(Py_ssize_t n, uint32_t *mask)
+static size_t
+table_size(Py_ssize_t n)
 {
     size_t size = 8;
     while (size < (size_t)n * 2)
         size <<= 1;
-    int32_t *t = PyMem_Malloc(sizeof(int32_t) * size);
-    if (!t) {
+    return size;
+}
+
+#define ALIGN8(x) (((x) + 7) & ~(size_t)7)
+
+/* The genome's View (built once, until the genes change). */
+static View *
+view_of(Genes *g)
+{
+    if (g->view)
+        return g->view;
+    Py_ssize_t nn = g->nn, nc = g->nc;
+    size_t nts = table_size(nn), cts = table_size(nc);
+    size_t sizes[] = {sizeof(View), 8 * nn, 8 * nn, 8 * nn, 8 * nn, 4 * nn, 4 * nn, 4 * nn, 4 * nts,
+                      8 * nc, 8 * nc, 4 * nc, 4 * cts, nc};
+    size_t total = 0;
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
+        total += ALIGN8(sizes[i]);
+    char *block = PyMem_Malloc(total), *at = block;
+    if (!block) {
         PyErr_NoMemory();
         return NULL;
     }
-    memset(t, 0xff, sizeof(int32_t) * size);
-    *mask = (uint32_t)(size - 1);
-    return t;
-}
-
-/* The key tables the distance and crossover look genes up in. */
-static int
-index_nodes(Genes *g)
-{
-    if (g->node_table)
-        return 0;
-    if (!(g->node_table = new_table(g->nn, &g->node_mask)))
-        return -1;
-    for (Py_ssize_t i = 0; i < g->nn; i++) {
-        uint32_t h = node_hash(g->nodes[i].key) & g->node_mask;
-        while (g->node_table[h] >= 0)
-            h = (h + 1) & g->node_mask;
-        g->node_table[h] = (int32_t)i;
+    void **parts[14];
+    View *v = (View *)block;
+    void *dummy;
+    parts[0] = &dummy;
+    parts[1] = (void **)&v->nkey; parts[2] = (void **)&v->nbias; parts[3] = (void **)&v->nresp;
+    parts[4] = (void **)&v->ntc; parts[5] = (void **)&v->nact; parts[6] = (void **)&v->nagg;
+    parts[7] = (void **)&v->nhash; parts[8] = (void **)&v->ntable; parts[9] = (void **)&v->ckey;
+    parts[10] = (void **)&v->cw; parts[11] = (void **)&v->chash; parts[12] = (void **)&v->ctable;
+    parts[13] = (void **)&v->cen;
+    for (size_t i = 0; i < 14; i++) {
+        *parts[i] = at;
+        at += ALIGN8(sizes[i]);
     }
-    return 0;
-}
-
-static int
-index_conns(Genes *g)
-{
-    if (g->conn_table)
-        return 0;
-    if (!(g->conn_table = new_table(g->nc, &g->conn_mask)))
-        return -1;
-    for (Py_ssize_t i = 0; i < g->nc; i++) {
-        uint32_t h = conn_hash(g->conns[i].in, g->conns[i].out) & g->conn_mask;
-        while (g->conn_table[h] >= 0)
-            h = (h + 1) & g->conn_mask;
-        g->conn_table[h] = (int32_t)i;
+    v->nn = nn;
+    v->nc = nc;
+    v->nmask = (uint32_t)(nts - 1);
+    v->cmask = (uint32_t)(cts - 1);
+    memset(v->ntable, 0xff, 4 * nts);
+    memset(v->ctable, 0xff, 4 * cts);
+    for (Py_ssize_t i = 0; i < nn; i++) {
+        const Node *n = &g->nodes[i];
+        v->nkey[i] = n->key;
+        v->nbias[i] = n->bias;
+        v->nresp[i] = n->response;
+        v->ntc[i] = n->time_constant;
+        v->nact[i] = n->act;
+        v->nagg[i] = n->agg;
+        uint32_t h = v->nhash[i] = node_hash(n->key);
+        for (h &= v->nmask; v->ntable[h] >= 0; h = (h + 1) & v->nmask)
+            ;
+        v->ntable[h] = (int32_t)i;
     }
-    return 0;
+    v->packed = 1;
+    for (Py_ssize_t i = 0; i < nc; i++) {
+        const Conn *c = &g->conns[i];
+        v->packed &= c->in >= INT32_MIN && c->in <= INT32_MAX && c->out >= INT32_MIN && c->out <= INT32_MAX;
+        v->ckey[i] = ((uint64_t)(uint32_t)c->in << 32) | (uint32_t)c->out;
+        v->cw[i] = c->weight;
+        v->cen[i] = c->enabled != 0;
+        uint32_t h = v->chash[i] = conn_hash(c->in, c->out);
+        for (h &= v->cmask; v->ctable[h] >= 0; h = (h + 1) & v->cmask)
+            ;
+        v->ctable[h] = (int32_t)i;
+    }
+    g->view = v;
+    return v;
 }
 
-/* Position of the node with this key (after index_nodes), or -1. */
+/* Position of the node with this key (its hash given), or -1. */
+static inline Py_ssize_t
+view_node(const View *v, int64_t key, uint32_t hash)
+{
+    uint32_t h = hash & v->nmask;
+    int32_t p;
+    while ((p = v->ntable[h]) >= 0 && v->nkey[p] != key)
+        h = (h + 1) & v->nmask;
+    return p;
+}
+
 static inline Py_ssize_t
 node_pos(const Genes *g, int64_t key)
 {
-    uint32_t h = node_hash(key) & g->node_mask;
-    int32_t p;
-    while ((p = g->node_table[h]) >= 0 && g->nodes[p].key != key)
-        h = (h + 1) & g->node_mask;
-    return p;
-}
-
-static inline Py_ssize_t
-conn_pos(const Genes *g, int64_t in, int64_t out)
-{
-    uint32_t h = conn_hash(in, out) & g->conn_mask;
-    int32_t p;
-    while ((p = g->conn_table[h]) >= 0 && (g->conns[p].in != in || g->conns[p].out != out))
-        h = (h + 1) & g->conn_mask;
-    return p;
+    return view_node(g->view, key, node_hash(key));
 }
 
 static int
@@ -1774,7 +1814,7 @@ crossover_genes(Rng *r, const Cfg *c, Genes *g, Genes *p1, Genes *p2)
         }
         g->conns[g->nc++] = child;
     }
-    if (index_nodes(p2) < 0)
+    if (!view_of(p2))
         goto done;
     for (Py_ssize_t i = 0; i < p1->nn; i++) {
         const Node *n1 = &p1->nodes[i];
@@ -2196,32 +2236,12 @@ scratch_reserve(Scratch *s, Py_ssize_t n)
     return 0;
 }
 
+/* g0.distance(g1) over their views. match[p] is the position in g1 of g0's gene p, or -1 (slot n
+   is a sink for genes of g1 that g0 lacks). The sums run in g0's dict order, as neat-python's. */
 static double
-node_gene_distance(const Node *a, const Node *b, double cwc)
+genes_distance(const Genes *ga, const Genes *gb, double cdc, double cwc, Scratch *s)
 {
-    double d = fabs(a->bias - b->bias) + fabs(a->response - b->response);
-    d += fabs(a->time_constant - b->time_constant);
-    if (a->act != b->act)
-        d += 1.0;
-    if (a->agg != b->agg)
-        d += 1.0;
-    return d * cwc;
-}
-
-static double
-conn_gene_distance(const Conn *a, const Conn *b, double cwc)
-{
-    double d = fabs(a->weight - b->weight);
-    if (a->enabled != b->enabled)
-        d += 1.0;
-    return d * cwc;
-}
-
-/* g0.distance(g1): both indexed (index_nodes, index_conns) beforehand. match[p] is the position
-   in g1 of g0's gene p, or -1 (slot n is a sink for genes of g1 that g0 lacks). */
-static double
-genes_distance(const Genes *a, const Genes *b, double cdc, double cwc, Scratch *s)
-{
+    const View *a = ga->view, *b = gb->view;
     double node_distance = 0.0, connection_distance = 0.0;
     int32_t *match = s->match;
     if (a->nn || b->nn) {
@@ -2229,32 +2249,60 @@ genes_distance(const Genes *a, const Genes *b, double cdc, double cwc, Scratch *
         memset(match, 0xff, sizeof(int32_t) * (a->nn + 1));
         if (a->nn)
             for (Py_ssize_t j = 0; j < b->nn; j++) {
-                Py_ssize_t p = node_pos(a, b->nodes[j].key);
+                Py_ssize_t p = view_node(a, b->nkey[j], b->nhash[j]);
                 int found = p >= 0;
                 match[found ? p : a->nn] = (int32_t)j;
                 matched += found;
             }
         Py_ssize_t disjoint = (b->nn - matched) + (a->nn - matched);
-        for (Py_ssize_t k = 0; k < a->nn; k++)
-            if (match[k] >= 0)
-                node_distance += node_gene_distance(&a->nodes[k], &b->nodes[match[k]], cwc);
+        for (Py_ssize_t k = 0; k < a->nn; k++) {
+            int32_t m = match[k];
+            if (m < 0)
+                continue;
+            /* DefaultNodeGene.distance */
+            double d = fabs(a->nbias[k] - b->nbias[m]) + fabs(a->nresp[k] - b->nresp[m]);
+            d += fabs(a->ntc[k] - b->ntc[m]);
+            if (a->nact[k] != b->nact[m])
+                d += 1.0;
+            if (a->nagg[k] != b->nagg[m])
+                d += 1.0;
+            node_distance += d * cwc;
+        }
         Py_ssize_t max_nodes = a->nn > b->nn ? a->nn : b->nn;
         node_distance = (node_distance + (cdc * (double)disjoint)) / (double)max_nodes;
     }
     if (a->nc || b->nc) {
         Py_ssize_t matched = 0;
         memset(match, 0xff, sizeof(int32_t) * (a->nc + 1));
-        if (a->nc)
+        if (a->nc) {
+            /* keys compared as packed words, or as pairs when an end of a key needs more than 32 bits */
+            int packed = a->packed && b->packed;
             for (Py_ssize_t j = 0; j < b->nc; j++) {
-                Py_ssize_t p = conn_pos(a, b->conns[j].in, b->conns[j].out);
+                uint32_t h = b->chash[j] & a->cmask;
+                int32_t p;
+                if (packed)
+                    while ((p = a->ctable[h]) >= 0 && a->ckey[p] != b->ckey[j])
+                        h = (h + 1) & a->cmask;
+                else
+                    while ((p = a->ctable[h]) >= 0
+                           && (ga->conns[p].in != gb->conns[j].in || ga->conns[p].out != gb->conns[j].out))
+                        h = (h + 1) & a->cmask;
                 int found = p >= 0;
                 match[found ? p : a->nc] = (int32_t)j;
                 matched += found;
             }
+        }
         Py_ssize_t disjoint = (b->nc - matched) + (a->nc - matched);
-        for (Py_ssize_t k = 0; k < a->nc; k++)
-            if (match[k] >= 0)
-                connection_distance += conn_gene_distance(&a->conns[k], &b->conns[match[k]], cwc);
+        for (Py_ssize_t k = 0; k < a->nc; k++) {
+            int32_t m = match[k];
+            if (m < 0)
+                continue;
+            /* DefaultConnectionGene.distance */
+            double d = fabs(a->cw[k] - b->cw[m]);
+            if (a->cen[k] != b->cen[m])
+                d += 1.0;
+            connection_distance += d * cwc;
+        }
         Py_ssize_t max_conn = a->nc > b->nc ? a->nc : b->nc;
         connection_distance = (connection_distance + (cdc * (double)disjoint)) / (double)max_conn;
     }
@@ -2264,8 +2312,7 @@ genes_distance(const Genes *a, const Genes *b, double cdc, double cwc, Scratch *
 static int
 prepare_distance(Genes *g, Scratch *s)
 {
-    return (index_nodes(g) < 0 || index_conns(g) < 0
-            || scratch_reserve(s, (g->nn > g->nc ? g->nn : g->nc) + 1) < 0) ? -1 : 0;
+    return (!view_of(g) || scratch_reserve(s, (g->nn > g->nc ? g->nn : g->nc) + 1) < 0) ? -1 : 0;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -2274,19 +2321,20 @@ prepare_distance(Genes *g, Scratch *s)
 static int distance_threads = 1;
 
 /* A grid of distances rows[r].distance(cols[c]), computed by several threads without the GIL
-   (every Genes indexed beforehand; the threads only read). Each worker takes a range of columns
-   and walks it once per tile of rows, so a tile's genomes stay in cache. */
+   (every genome's View built beforehand; the threads only read). The columns go in blocks to
+   whichever thread asks next, so a thread the machine keeps waiting holds up one block, not a
+   share. */
 typedef struct {
     Genes **rows, **cols;
     Py_ssize_t nrows, ncols;
     double *out;                 /* nrows x ncols, row-major */
-    Py_ssize_t col_begin, col_end;
+    atomic_size_t next_block;
     Py_ssize_t scratch;          /* genes of the largest genome */
     double cdc, cwc;
-    int failed;
+    atomic_int failed;
 } Grid;
 
-#define GRID_ROW_TILE 48
+#define GRID_BLOCK 32
 
 static void *
 grid_work(void *arg)
@@ -2294,13 +2342,16 @@ grid_work(void *arg)
     Grid *g = arg;
     Scratch s = {malloc(sizeof(int32_t) * (g->scratch + 1)), g->scratch + 1};
     if (!s.match) {
-        g->failed = 1;
+        atomic_store(&g->failed, 1);
         return NULL;
     }
-    for (Py_ssize_t r0 = 0; r0 < g->nrows; r0 += GRID_ROW_TILE) {
-        Py_ssize_t r1 = r0 + GRID_ROW_TILE < g->nrows ? r0 + GRID_ROW_TILE : g->nrows;
-        for (Py_ssize_t c = g->col_begin; c < g->col_end; c++)
-            for (Py_ssize_t r = r0; r < r1; r++)
+    for (;;) {
+        Py_ssize_t c0 = (Py_ssize_t)atomic_fetch_add(&g->next_block, 1) * GRID_BLOCK;
+        if (c0 >= g->ncols)
+            break;
+        Py_ssize_t c1 = c0 + GRID_BLOCK < g->ncols ? c0 + GRID_BLOCK : g->ncols;
+        for (Py_ssize_t c = c0; c < c1; c++)
+            for (Py_ssize_t r = 0; r < g->nrows; r++)
                 g->out[r * g->ncols + c] = genes_distance(g->rows[r], g->cols[c], g->cdc, g->cwc, &s);
     }
     free(s.match);
@@ -2314,30 +2365,31 @@ grid_compute(Genes **rows, Py_ssize_t nrows, Genes **cols, Py_ssize_t ncols, dou
     if (nrows * ncols == 0)
         return 0;
     int workers = nrows * ncols < 4096 ? 1 : distance_threads;
-    Grid parts[16];
     pthread_t tids[16];
     int started[16] = {0};
-    if (workers > 16)
-        workers = 16;
-    for (int w = 0; w < workers; w++)
-        parts[w] = (Grid){rows, cols, nrows, ncols, out, ncols * w / workers, ncols * (w + 1) / workers,
-                          scratch, cdc, cwc, 0};
+    Grid grid;
+    grid.rows = rows;
+    grid.cols = cols;
+    grid.nrows = nrows;
+    grid.ncols = ncols;
+    grid.out = out;
+    atomic_init(&grid.next_block, 0);
+    grid.scratch = scratch;
+    grid.cdc = cdc;
+    grid.cwc = cwc;
+    atomic_init(&grid.failed, 0);
     Py_BEGIN_ALLOW_THREADS
-    for (int w = 1; w < workers; w++)
-        started[w] = pthread_create(&tids[w], NULL, grid_work, &parts[w]) == 0;
-    for (int w = 1; w < workers; w++)
-        if (!started[w])
-            grid_work(&parts[w]);  /* no thread to be had: this one does that share too */
-    grid_work(&parts[0]);
-    for (int w = 1; w < workers; w++)
+    for (int w = 1; w < workers && w < 16; w++)
+        started[w] = pthread_create(&tids[w], NULL, grid_work, &grid) == 0;
+    grid_work(&grid);  /* this thread works too; blocks no thread could be had for are taken here */
+    for (int w = 1; w < workers && w < 16; w++)
         if (started[w])
             pthread_join(tids[w], NULL);
     Py_END_ALLOW_THREADS
-    for (int w = 0; w < workers; w++)
-        if (parts[w].failed) {
-            PyErr_NoMemory();
-            return -1;
-        }
+    if (atomic_load(&grid.failed)) {
+        PyErr_NoMemory();
+        return -1;
+    }
     return 0;
 }
 
@@ -2412,7 +2464,7 @@ static int
 member_load(Member *m, PyObject *genome, Py_ssize_t *largest)
 {
     m->genes = genes_of(genome, NULL);
-    if (!m->genes || index_nodes(m->genes) < 0 || index_conns(m->genes) < 0)
+    if (!m->genes || !view_of(m->genes))
         return -1;
     Py_ssize_t size = m->genes->nn > m->genes->nc ? m->genes->nn : m->genes->nc;
     if (size > *largest)
