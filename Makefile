@@ -41,6 +41,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_evaluator.py
 	$(BIN)/python bench/bench_kernel.py
 	$(BIN)/python bench/bench_ctrnn.py
+	$(BIN)/python bench/bench_neat_step.py
 	$(BIN)/python bench/bench_wire.py
 	$(BIN)/python bench/bench_hosts.py
 

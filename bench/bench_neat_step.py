@@ -17,7 +17,10 @@ difference aborts the benchmark.
 
 Step time per generation = Population.run(f, 1) minus the time spent in the fitness function (a
 cheap deterministic one that rewards size and reads no gene object, so genomes grow and species
-form); the median over the measured generations, after `growth` unmeasured ones.
+form); the median over the measured generations, after `growth` unmeasured ones. Times are the
+process's CPU time (all its threads), so that other work on a shared machine stays out of the
+measurement; on a quiet machine the wall time of a step is at most its CPU time (speciation's
+distances run on several threads, everything else on one).
 Usage: python bench/bench_neat_step.py [--quick] [--shapes 336x3,336x9,pop1000,recurrent300,pop3000]
                                        [--no-scaling]
 """
@@ -98,11 +101,11 @@ class Timed:
         self.fitness, self.seconds = fitness, 0.0
 
     def __call__(self, genome, config):
-        started = time.perf_counter()
+        started = time.process_time()
         try:
             return self.fitness(genome, config)
         finally:
-            self.seconds += time.perf_counter() - started
+            self.seconds += time.process_time() - started
 
 
 def step_seconds(run: es.Run) -> float:
@@ -110,17 +113,17 @@ def step_seconds(run: es.Run) -> float:
     collected first, so that no run pays for another's)."""
     gc.collect()
     before = run.fitness.seconds
-    started = time.perf_counter()
+    started = time.process_time()
     run.step()
-    return time.perf_counter() - started - (run.fitness.seconds - before)
+    return time.process_time() - started - (run.fitness.seconds - before)
 
 
 def read_seconds(run: es.Run) -> float:
     """The time to read every genome's gene dicts (the first read, for neatpar's new genomes)."""
-    started = time.perf_counter()
+    started = time.process_time()
     for genome in run.population.population.values():
         genome.nodes, genome.connections  # noqa: B018 (the read is what is timed)
-    return time.perf_counter() - started
+    return time.process_time() - started
 
 
 def measure(item: Shape, neatpar_impl: es.Implementation, folder: str) -> Result:
@@ -190,7 +193,7 @@ def main() -> None:
         neatpar_impl = es.neatpar_classes()
     except AssertionError as missing:
         raise SystemExit(str(missing)) from None
-    print(f"{os.cpu_count()} cores; the NEAT step (reproduce + speciate + reporters) per generation in ms, the "
+    print(f"{os.cpu_count()} cores; the NEAT step (reproduce + speciate + reporters) per generation in ms of CPU time, the "
           "median over the generations measured; seed 1; identical = the whole state equal after every generation; "
           "species and genome size at the last generation", flush=True)
     results: dict[tuple, Result] = {}  # a shape in both tables is run once
