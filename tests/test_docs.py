@@ -101,17 +101,40 @@ def test_the_readme_links_name_files_that_exist():
     assert [t for t in targets if not os.path.exists(os.path.join(ROOT, t))] == []
 
 
-def test_the_readme_neatpar_commands_parse_and_name_files_that_exist():
-    from neatpar import cli
-    text = readme()
+def neatpar_commands(text: str) -> list[str]:
+    """The `neatpar` commands a page tells you to type: lines of its sh blocks and inline commands."""
     blocks = "\n".join(re.findall(r"```sh\n(.*?)```", text, re.S))
-    commands = [line for line in blocks.splitlines() if line.startswith(".venv/bin/neatpar ")]
-    commands += re.findall(r"`(\.venv/bin/neatpar [^`]+)`", text)
+    commands = [line for line in blocks.splitlines() if re.match(r"(\.venv/bin/)?neatpar ", line)]
+    return commands + re.findall(r"`(\.venv/bin/neatpar (?:evolve|play|export) [^`]+)`", text)
+
+
+def check_command(command: str) -> None:
+    """The command parses with the real parser (a bad flag ends the test with argparse's error) and a
+    shipped config it names exists; `[--flag N]` marks an optional part and is left out."""
+    from neatpar import cli
+    words = shlex.split(re.sub(r"\[[^]]*\]", "", command.split("#")[0]))
+    args = cli.build_parser().parse_args(words[1:])
+    config = getattr(args, "config", None)
+    assert config is None or not config.startswith("configs/") or os.path.isfile(os.path.join(ROOT, config)), command
+
+
+def test_the_readme_neatpar_commands_parse_and_name_files_that_exist():
+    commands = neatpar_commands(readme())
     assert len(commands) >= 3
     for command in commands:
-        words = shlex.split(command.split("#")[0])
-        args = cli.build_parser().parse_args(words[1:])  # a bad flag ends the test with argparse's error
-        assert os.path.isfile(os.path.join(ROOT, args.config)), command
+        check_command(command)
+
+
+def test_every_neatpar_command_in_the_docs_parses():
+    pages = [os.path.relpath(os.path.join(folder, name), os.path.join(ROOT, "docs"))
+             for folder, _, names in os.walk(os.path.join(ROOT, "docs")) for name in names if name.endswith(".md")]
+    commands = [(page, command) for page in pages for command in neatpar_commands(read(page))]
+    assert len(commands) > 20
+    for page, command in commands:
+        try:
+            check_command(command)
+        except SystemExit:
+            pytest.fail(f"{page}: {command}")
 
 
 @pytest.mark.slow
