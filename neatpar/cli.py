@@ -31,10 +31,11 @@ from .genome_io import load_genome
 from .progress import GenerationBar
 from .reporters import RunRecorder
 from .run.evaluator import UnityEvaluator
-from .run_folder import RunFolder, load_behaviors, load_checkpoint
+from .run_folder import RunFolder, load_behaviors, load_checkpoint, restore_population
 from .run_settings import RunSettings, resumed
-from .settings import Settings, flags, load
-from .tensorboard import EventLog
+from .selfplay import Alternation
+from .settings import Settings, flags, load, population_configs
+from .tensorboard import EventLog, behavior_run
 
 SECURITY_NOTE = (
     "Checkpoints and .pickle genomes are pickles, and loading a pickle runs code: neatpar only loads "
@@ -55,13 +56,16 @@ class Start:
     rows: list
     champion: object = None
     evaluator_generation: int = 0
+    selfplay: dict | None = None   # a self-play run's leagues (run/league.py: SelfPlay.state)
+    sides: dict | None = None      # an asymmetric self-play run's second population (selfplay.py)
 
 
 @dataclass
 class Plan:
     """Everything a run is made of before anything starts: its settings (as stored with the run),
     where it starts, its folder (`here`: the resumed checkpoint's own folder) and the notes about
-    settings a resume changed."""
+    settings a resume changed. An asymmetric self-play run's `configs` are its populations' neat
+    configs (`config` is the first one's, the checkpoints' neat-python part)."""
     run: RunSettings
     config: neat.Config
     settings: Settings
@@ -69,6 +73,7 @@ class Plan:
     out: str
     here: bool = False
     notes: tuple[str, ...] = ()
+    configs: dict | None = None
 
 
 def _default_out(config_path: str) -> str:
@@ -83,20 +88,23 @@ def _restore(path: str, checkpoint: tuple, config) -> Start:
         raise ConfigError(f"checkpoint {path} was made with num_inputs = {old.num_inputs}, num_outputs = "
                           f"{old.num_outputs}; the config has {new.num_inputs} and {new.num_outputs}: resume with "
                           f"the run's own config")
-    # Keep the evolving counters of the saved run (node keys, innovation numbers), as
-    # neat.Checkpointer.restore_checkpoint does for the innovation tracker.
-    if getattr(old, "node_indexer", None) is not None:
-        new.node_indexer = old.node_indexer
-    restored = neat.Population(config, (population, species_set, generation))
-    tracker = getattr(old, "innovation_tracker", None)
-    if tracker is not None:
-        restored.reproduction.innovation_tracker = tracker
-        new.innovation_tracker = tracker
-    if extras.get("best_genome") is not None:
-        restored.best_genome = extras["best_genome"]
+    restored = restore_population(saved_config, config, population, species_set, generation, extras.get("best_genome"))
     random.setstate(rndstate)
-    return Start(restored, generation, list(extras.get("rows", [])), extras.get("champion"),
-                 extras.get("evaluator_generation", generation))
+    sides = extras.get("sides")
+    evaluator_generation = extras.get("evaluator_generation", generation)
+    # An asymmetric run's generations are both populations' together.
+    return Start(restored, evaluator_generation if sides else generation, list(extras.get("rows", [])),
+                 extras.get("champion"), evaluator_generation, extras.get("selfplay"), sides)
+
+
+def _populations(config, settings: Settings, run: RunSettings) -> tuple[neat.Config, dict | None]:
+    """The run's neat config and, in an asymmetric self-play run, its populations' from the texts
+    stored with the run (the first league behavior's population is then the checkpoints'
+    neat-python part)."""
+    if not settings.asymmetric:
+        return config, None
+    configs = population_configs(settings, config, dict(run.population_texts))
+    return next(iter(configs.values())), configs
 
 
 def _given_flags(args) -> dict[str, str]:
@@ -114,8 +122,12 @@ def _plan(args) -> Plan:
                           "configs/), or --resume CHECKPOINT to continue a run")
     run = RunSettings.from_file(args.config, _given_flags(args))
     config, settings = run.load()
+    if settings.asymmetric:
+        run = run.with_population_texts(settings)
+    config, configs = _populations(config, settings, run)
     population = neat.Population(config, seed=settings.seed)
-    return Plan(run, config, settings, Start(population, 0, []), args.out or _default_out(args.config))
+    return Plan(run, config, settings, Start(population, 0, []), args.out or _default_out(args.config),
+                configs=configs)
 
 
 def _plan_resume(args) -> Plan:
@@ -135,6 +147,9 @@ def _plan_resume(args) -> Plan:
     else:
         run = RunSettings.from_file(args.config, _given_flags(args))
     config, settings = run.load()
+    if settings.asymmetric and not run.population_texts:   # settings from --config: the files as they are now
+        run = run.with_population_texts(settings)
+    config, configs = _populations(config, settings, run)
     start = _restore(args.resume, checkpoint, config)
     if start.done >= settings.generations:
         raise ConfigError(f"checkpoint {args.resume} is at generation {start.done}, and the run has "
@@ -142,7 +157,51 @@ def _plan_resume(args) -> Plan:
                           f"greater than {start.done}")
     home = os.path.dirname(os.path.dirname(os.path.abspath(args.resume)))
     out = os.path.abspath(args.out or home)
-    return Plan(run, config, settings, start, out, out == home, tuple(notes))
+    return Plan(run, config, settings, start, out, out == home, tuple(notes), configs)
+
+
+class OnePopulation:
+    """A run of one population: its recorder and event files in the run folder. An asymmetric
+    self-play run (selfplay.Alternation) offers the same methods."""
+
+    def __init__(self, plan: Plan, evaluator: UnityEvaluator, folder: RunFolder, bar: GenerationBar, args):
+        start, settings = plan.start, plan.settings
+        self.plan, self.population, self.rows, self.done = plan, start.population, start.rows, start.done
+        self.evaluator, self.folder, self.args = evaluator, folder, args
+        self.events = EventLog(folder.path, resume_at=start.done if args.resume else None)
+        self.recorder = RunRecorder(self.population, evaluator, folder, settings.checkpoint_interval,
+                                    settings.generations, plan.run, args.quiet, self.rows, self.events, bar)
+        self.population.add_reporter(self.recorder)
+
+    @property
+    def generation(self) -> int:
+        return self.recorder.generation
+
+    @property
+    def snapshot(self) -> bytes:
+        return self.recorder.snapshot
+
+    @property
+    def solved(self) -> int | None:
+        return self.recorder.solved
+
+    @property
+    def completed(self) -> int:
+        return len(self.rows)
+
+    def run(self, generations: int) -> None:
+        self.population.run(self.evaluator.evaluate, generations - self.done)
+
+    def save_snapshot(self) -> str:
+        return self.recorder.save_snapshot()
+
+    def finish(self) -> None:
+        _final_round_robin(self.evaluator, self.args.quiet)
+        _finish(self.folder, self.evaluator, self.plan.config, self.plan.settings, self.rows, self.plan.run,
+                self.args.quiet)
+
+    def close(self) -> None:
+        self.events.close()
 
 
 def evolve(args) -> int:
@@ -168,48 +227,51 @@ def _evolve(args) -> int:
         evaluator.close()
         raise
     evaluator.champion, evaluator.generation = start.champion, start.evaluator_generation
+    if start.selfplay is not None and evaluator.selfplay is not None:
+        evaluator.selfplay.restore(start.selfplay, f"checkpoint {args.resume}")
     evaluator.log_folder = folder.logs
-    population, rows = start.population, start.rows
-    events = bar = recorder = None
-    completed_before, kept, failure = len(rows), False, None
+    course = bar = None
+    completed_before = len(start.rows) + sum(len(side["rows"]) for side in (start.sides or {}).values())
+    kept, failure = False, None
     quiet_ray = contextlib.ExitStack()
     try:
         quiet_ray.enter_context(_ray_quiet(args.quiet, settings))
-        events = EventLog(folder.path, resume_at=start.done if args.resume else None)
         bar = GenerationBar(enabled=False if args.quiet else None)  # drawn only on a terminal
         evaluator.progress = bar.update if bar.enabled else None
-        recorder = RunRecorder(population, evaluator, folder, settings.checkpoint_interval, settings.generations,
-                               plan.run, args.quiet, rows, events, bar)
-        population.add_reporter(recorder)
+        if plan.configs is not None:
+            course = Alternation(settings, plan.configs, evaluator, folder, bar, args.quiet, start, plan.run,
+                                 bool(args.resume), lambda: _final_round_robin(evaluator, args.quiet))
+        else:
+            course = OnePopulation(plan, evaluator, folder, bar, args)
         resumed_from = f", resumed from {os.path.basename(args.resume)}" if args.resume else ""
         print(f"neatpar evolve: {_shown_path(plan.run.config_path)} -> {folder.path} (generations {start.done}.."
               f"{settings.generations - 1}{resumed_from}); watch it: {_watch_command(folder.path)}", flush=True)
         try:
             with _warnings_above(bar):
-                population.run(evaluator.evaluate, settings.generations - start.done)
+                course.run(settings.generations)
         except neat.CompleteExtinctionException:
             kept = True
-            _finish(folder, evaluator, config, settings, rows, plan.run, args.quiet)
-            path = recorder.save_snapshot()
-            print(f"neatpar: error: every species went extinct in generation {recorder.generation} (neat-python's "
+            course.finish()
+            path = course.save_snapshot()
+            print(f"neatpar: error: every species went extinct in generation {course.generation} (neat-python's "
                   f"complete extinction): set reset_on_extinction = True in [NEAT], or keep species with "
                   f"species_elitism in [DefaultStagnation]; the best genome so far is in {folder.path}, the last "
                   f"generation in {path}", file=sys.stderr)
             return 1
         kept = True
-        if recorder.solved is not None:
-            path = recorder.save_snapshot()
-            print(f"fitness_threshold reached: generation {recorder.solved}'s {config.fitness_criterion} fitness is "
+        if course.solved is not None:
+            path = course.save_snapshot()
+            print(f"fitness_threshold reached: generation {course.solved}'s {config.fitness_criterion} fitness is "
                   f"at least {config.fitness_threshold:g} ([NEAT] fitness_threshold), so the run stops here (set "
                   f"no_fitness_termination = True to run every generation); checkpoint {path}", flush=True)
-        _finish(folder, evaluator, config, settings, rows, plan.run, args.quiet)
+        course.finish()
         return 0
     except (KeyboardInterrupt, Terminated) as stop:
         second = SecondSignal(evaluator)
         if bar is not None:
             bar.close()
-        if recorder is not None and recorder.snapshot:
-            path = recorder.save_snapshot()
+        if course is not None and course.snapshot:
+            path = course.save_snapshot()
             kept = True
             print(f"\ninterrupted: checkpoint {path}; resume with --resume {path}", file=sys.stderr, flush=True)
         else:
@@ -224,9 +286,10 @@ def _evolve(args) -> int:
             bar.close()
         evaluator.close()
         quiet_ray.close()
-        if events is not None:
-            events.close()  # before a discard: no writer thread is left with a file in the folder
-        if not kept and len(rows) == completed_before:  # nothing of this run was completed
+        completed = course.completed if course is not None else completed_before
+        if course is not None:
+            course.close()  # before a discard: no writer thread is left with a file in the folder
+        if not kept and completed == completed_before:  # nothing of this run was completed
             moved = folder.discard()
             if moved is not None and failure is not None:  # the error names the logs where they are now
                 failure.args = (str(failure).replace(*moved),)
@@ -295,9 +358,12 @@ def _finish(folder: RunFolder, evaluator: UnityEvaluator, config, settings: Sett
     the winner and its file only)."""
     evaluator.close()
     # The best genome found, as it was when it scored best (neat-python's best_genome is the
-    # live object, whose fitness a later generation may have overwritten).
-    best = evaluator.champion
+    # live object, whose fitness a later generation may have overwritten); in self-play the
+    # league's winner.
+    best = evaluator.winner
     files = folder.save_winner(best, config)
+    if evaluator.selfplay is not None:
+        files.append(folder.save_league(evaluator.selfplay.describe()))
     try:
         files += write_winner_models(best, config, settings, load_behaviors(folder.path) or {}, folder.path)
     except ExportError as error:  # e.g. a function registered on the config: the run itself is fine
@@ -307,11 +373,33 @@ def _finish(folder: RunFolder, evaluator: UnityEvaluator, config, settings: Sett
     if quiet:
         print(f"winner: genome {best.key}, fitness {best.fitness:.3f}: {winner}", flush=True)
         return
-    print(f"\nwinner: genome {best.key}, fitness {best.fitness:.3f}")
+    print(f"\nwinner: genome {best.key}, fitness {best.fitness:.3f}{_league_note(evaluator)}")
     for path in files + plots:
         print(f"  {path}")
     print(f"\nplay it: {_program()} play --config {_shown_path(run.config_path)} --genome {winner}")
     print(f"watch it: {_watch_command(folder.path)}", flush=True)
+
+
+def _final_round_robin(evaluator: UnityEvaluator, quiet: bool) -> None:
+    """A self-play run's final round-robin, announced (it plays games after the last generation)."""
+    selfplay = evaluator.selfplay
+    if selfplay is not None and evaluator.settings.league_final_games:
+        if not quiet:
+            sizes = " and ".join(str(len(league.members)) for league in selfplay.leagues.values())
+            print(f"final round-robin of the league's {sizes} members ({evaluator.settings.league_final_games} games a "
+                  f"pair) ...", flush=True)
+        evaluator.final_round_robin()
+
+
+def _league_note(evaluator: UnityEvaluator) -> str:
+    """How a self-play winner was chosen."""
+    if evaluator.selfplay is None:
+        return ""
+    side = evaluator.selfplay.sides[0]
+    member, scores = evaluator.selfplay.winner(side), evaluator.selfplay.scores.get(side)
+    how = f"the final round-robin's best (mean result {scores[member.number]:.3f})" if scores else \
+        "the league's best-rated member"
+    return f" in its generation; {how}, ELO {member.rating:.1f}"
 
 
 def _watch_command(run_folder: str) -> str:
@@ -371,20 +459,43 @@ def _shown_path(path: str) -> str:
 
 def play(args) -> int:
     config, settings = load(args.config)
+    configs = population_configs(settings, config) if settings.asymmetric else {}
+    behavior, opponents = _asymmetric_match(args.genome, settings, configs) if configs else (None, None)
+    config = configs.get(behavior, config)
     genome = load_genome(args.genome, config)
     with UnityEvaluator.from_settings(settings) as evaluator:
-        returns = evaluator.play(genome, config, episodes=args.episodes)
+        evaluator.configs = configs
+        returns = evaluator.play(genome, config, episodes=args.episodes, opponents=opponents)
     print(f"genome {genome.key}: {len(returns)} episodes, mean return {statistics.fmean(returns):.3f}")
     print("returns: " + " ".join(f"{r:.3f}" for r in returns))
     return 0
 
 
+def _asymmetric_match(genome_path: str, settings: Settings, configs: dict) -> tuple[str, dict]:
+    """An asymmetric game's genome plays the behavior whose population folder holds it
+    (RUN/behavior-NAME/), against the other population's winner (selfplay.py)."""
+    folder = os.path.dirname(os.path.abspath(genome_path))
+    mine = [b for b in configs if behavior_run(b) == os.path.basename(folder)]
+    if not mine:
+        raise ConfigError(f"{genome_path} is not in a population folder of an asymmetric run ("
+                          f"{', '.join('RUN/' + behavior_run(b) for b in configs)}), which names the behavior it "
+                          f"plays: play a winner.json from one of them")
+    other = next(b for b in configs if b != mine[0])
+    path = os.path.join(os.path.dirname(folder), behavior_run(other), "winner.json")
+    if not os.path.isfile(path):
+        raise ConfigError(f"{path} not found: the opponent of {mine[0]!r} is the winner of {other!r} in the same run")
+    return mine[0], {other: load_genome(path, configs[other])}
+
+
 def export(args) -> int:
     config, settings = load(args.config)
-    genome = load_genome(args.genome, config)
+    genome = None if settings.asymmetric else load_genome(args.genome, config)
     _check_model_path(args.out)  # before an environment is launched for the layouts
     layouts = layouts_for(settings, args.genome)
     behavior = choose_behavior(settings, layouts, args.behavior)
+    if genome is None:   # an asymmetric run: each league behavior's genomes have its population's config
+        config = population_configs(settings, config).get(behavior, config)
+        genome = load_genome(args.genome, config)
     try:
         path = write_model(genome, config, settings, layouts[behavior], args.out)
     except OSError as exc:

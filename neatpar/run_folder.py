@@ -6,7 +6,8 @@ stats.csv has one row per generation. Its columns never move: STATS_FIELDS first
 order they first appear, per-behavior columns `FIELD:BEHAVIOR` (mean_return and
 mean_episode_length of each population behavior, when the population drives several) and one
 column `game:KEY` per key the game recorded about itself (Stats side channel); a column that
-first appears in a later generation is empty in the rows before it.
+first appears in a later generation is empty in the rows before it. A self-play run's rows begin
+those with `elo` and `league_size` (run/league.py).
 
 Checkpoints keep neat-python's Checkpointer format (a gzip pickle of generation, config,
 population, species set and random state), so `neat.Checkpointer.restore_checkpoint` reads them;
@@ -35,6 +36,7 @@ from .parallel.serialize import dumps
 from .run_settings import RunSettings
 
 BEHAVIORS_FILE = "behaviors.json"
+LEAGUE_FILE = "league.json"
 RUN_FILE = "run.json"  # the run's settings (run_settings.py), also in every checkpoint
 STATS_FIELDS = ("generation", "best_fitness", "mean_fitness", "stdev_fitness", "species", "episodes",
                 "scored_steps", "scored_steps_per_s", "agent_steps", "seconds",
@@ -50,15 +52,18 @@ class RunFolder:
     Claimed before any simulator starts: the folder is locked (flock on the folder itself: the
     lock ends with the process, however it ends), then a new run creates run.json exclusively
     (a folder that already holds a run or other files is refused), a resumed one rewrites it.
-    Two runs started at the same moment on one folder: one holds it, the other is refused."""
+    Two runs started at the same moment on one folder: one holds it, the other is refused.
+    With `run` None, a folder for one population's outputs inside a claimed run's folder
+    (asymmetric self-play): made and checked writable, with no run.json and no checkpoints."""
 
-    def __init__(self, path: str, run: RunSettings, resume: bool = False):
+    def __init__(self, path: str, run: RunSettings | None, resume: bool = False):
         self.path = os.path.abspath(path)
         self.created = _missing_folders(self.path)  # removed again by discard(), innermost first
         self._lock: int | None = None
         try:
             os.makedirs(self.path, exist_ok=True)
-            self._lock = _lock_folder(self.path)
+            if run is not None:
+                self._lock = _lock_folder(self.path)
         except OSError as exc:
             self.created = []  # another run may own what this one found missing
             raise ConfigError(f"run folder {self.path} is not writable ({exc.strerror}): choose another "
@@ -69,17 +74,18 @@ class RunFolder:
             self.release()
             raise
 
-    def _claim(self, run: RunSettings, resume: bool) -> None:
+    def _claim(self, run: RunSettings | None, resume: bool) -> None:
         """run.json written (exclusively for a new run), checkpoints/ made, writing checked."""
-        record = json.dumps(run.to_dict(), indent=1).encode()
         try:
-            if resume:
-                write_atomic(self.run_file, record)
-            elif os.listdir(self.path) or not _create_exclusive(self.run_file, record):
-                self.created = []
-                raise ConfigError(f"run folder {self.path} already holds a run: choose a new --out, or continue "
-                                  f"that run with --resume {self.checkpoint_path('N')}")
-            os.makedirs(os.path.join(self.path, "checkpoints"), exist_ok=True)
+            if run is not None:
+                record = json.dumps(run.to_dict(), indent=1).encode()
+                if resume:
+                    write_atomic(self.run_file, record)
+                elif os.listdir(self.path) or not _create_exclusive(self.run_file, record):
+                    self.created = []
+                    raise ConfigError(f"run folder {self.path} already holds a run: choose a new --out, or "
+                                      f"continue that run with --resume {self.checkpoint_path('N')}")
+                os.makedirs(os.path.join(self.path, "checkpoints"), exist_ok=True)
             probe = os.path.join(self.path, f".write-test-{os.getpid()}")
             with open(probe, "w") as f:
                 f.write("ok")
@@ -181,6 +187,12 @@ class RunFolder:
                          "continuous": layout.continuous, "branches": list(layout.branches)}
                   for name, layout in sorted(layouts.items())}
         path = os.path.join(self.path, BEHAVIORS_FILE)
+        write_atomic(path, json.dumps(record, indent=1).encode())
+        return path
+
+    def save_league(self, record: dict) -> str:
+        """league.json: a self-play run's leagues as they ended (members, ratings, the winner)."""
+        path = os.path.join(self.path, LEAGUE_FILE)
         write_atomic(path, json.dumps(record, indent=1).encode())
         return path
 
@@ -331,6 +343,24 @@ def _create_exclusive(path: str, data: bytes) -> bool:
 def checkpoint_state(generation, config, population, species_set, rndstate, extras: dict) -> bytes:
     """The pickled content of a checkpoint: neat-python's 5-tuple, then neatpar's extras."""
     return dumps((generation, config, population, species_set, rndstate)) + dumps(extras)
+
+
+def restore_population(saved_config, config, population: dict, species_set, generation: int, best_genome=None):
+    """A neat.Population that continues a checkpoint's (saved with `saved_config`) under `config`,
+    with the saved run's evolving counters (node keys, innovation numbers), as
+    neat.Checkpointer.restore_checkpoint keeps the innovation tracker."""
+    import neat
+    old, new = saved_config.genome_config, config.genome_config
+    if getattr(old, "node_indexer", None) is not None:
+        new.node_indexer = old.node_indexer
+    restored = neat.Population(config, (population, species_set, generation))
+    tracker = getattr(old, "innovation_tracker", None)
+    if tracker is not None:
+        restored.reproduction.innovation_tracker = tracker
+        new.innovation_tracker = tracker
+    if best_genome is not None:
+        restored.best_genome = best_genome
+    return restored
 
 
 def load_checkpoint(path: str) -> tuple:

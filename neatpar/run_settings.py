@@ -38,10 +38,13 @@ class ConfigChange(NamedTuple):
 @dataclass(frozen=True)
 class RunSettings:
     """A run's config file (its absolute path when the run started, and its text) and its flags:
-    [neatpar] key -> the flag's text as typed, in the order given."""
+    [neatpar] key -> the flag's text as typed, in the order given. An asymmetric self-play run also
+    keeps the text of each neat config its neat_configs key names (behavior -> text), so that a
+    resume plays on with the populations' own configs as they were."""
     config_path: str
     config_text: str
     flags: tuple[tuple[str, str], ...] = ()
+    population_texts: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def from_file(cls, path: str, flags: Mapping[str, str]) -> "RunSettings":
@@ -56,6 +59,20 @@ class RunSettings:
             raise ConfigError(f"config file {path} cannot be read ({exc}): pass a neat-python config file") from None
         return cls(os.path.abspath(path), text, tuple((k, str(v)) for k, v in flags.items()))
 
+    def with_population_texts(self, settings: Settings) -> "RunSettings":
+        """This record with the texts of the files `settings.neat_configs` names, as they are now."""
+        texts = []
+        for behavior, path in settings.neat_configs:
+            if not os.path.isfile(path):
+                raise ConfigError(f"neat config {path!r} not found: fix the path (relative to the config file)")
+            try:
+                with open(path) as f:
+                    texts.append((behavior, f.read()))
+            except (OSError, UnicodeDecodeError) as exc:
+                raise ConfigError(f"neat config {path!r} of {behavior!r} (neat_configs) cannot be read ({exc}): fix "
+                                  f"the path (relative to the config file)") from None
+        return RunSettings(self.config_path, self.config_text, self.flags, tuple(texts))
+
     def load(self) -> tuple[neat.Config, Settings]:
         """The run's neat config and settings: the stored text (relative paths resolved against the
         config file's folder), changed by the flags."""
@@ -63,12 +80,14 @@ class RunSettings:
         return config, settings.with_changes(Source.FLAG, **dict(self.flags))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"config_path": self.config_path, "config_text": self.config_text, "flags": dict(self.flags)}
+        return {"config_path": self.config_path, "config_text": self.config_text, "flags": dict(self.flags),
+                "population_texts": dict(self.population_texts)}
 
     @classmethod
     def from_dict(cls, record: Mapping[str, Any]) -> "RunSettings":
         return cls(str(record["config_path"]), str(record["config_text"]),
-                   tuple((str(k), str(v)) for k, v in dict(record["flags"]).items()))
+                   tuple((str(k), str(v)) for k, v in dict(record["flags"]).items()),
+                   tuple((str(k), str(v)) for k, v in dict(record.get("population_texts", {})).items()))
 
 
 def resumed(stored: RunSettings, config_path: str | None, flags: Mapping[str, str],
@@ -79,7 +98,8 @@ def resumed(stored: RunSettings, config_path: str | None, flags: Mapping[str, st
     record, notes = stored, []
     if config_path is not None:
         record, notes = _config_given_again(stored, config_path, where)
-    merged = RunSettings(record.config_path, record.config_text, tuple({**dict(record.flags), **flags}.items()))
+    merged = RunSettings(record.config_path, record.config_text, tuple({**dict(record.flags), **flags}.items()),
+                         record.population_texts)
     return merged, notes + _flags_given_again(record, merged, flags, where)
 
 
@@ -98,7 +118,7 @@ def _config_given_again(stored: RunSettings, config_path: str, where: str) -> tu
             f"with the run's own, or start a new run")
     notes = [f"--config {config_path} changes {', '.join(f'[{c.section}] {c.key}' for c in changed)}; the "
              f"generations' results stay as they would have been"] if changed else []
-    return RunSettings(os.path.abspath(config_path), text, stored.flags), notes
+    return RunSettings(os.path.abspath(config_path), text, stored.flags, stored.population_texts), notes
 
 
 def _flags_given_again(record: RunSettings, merged: RunSettings, flags: Mapping[str, str], where: str) -> list[str]:

@@ -29,7 +29,7 @@ from . import evolution
 from .envs.gym import DEFAULT_COPIES, PREFIX as GYM_PREFIX, behavior_name
 from .errors import ConfigError
 
-ROLES = ("population", "champion")
+ROLES = ("population", "champion", "league")
 FITNESS_AGGREGATES = ("mean", "min", "max", "median", "sum")
 NETWORKS = ("feedforward", "recurrent", "ctrnn")
 MAX_CTRNN_STEPS = 1000  # Euler steps per decision (the ONNX model unrolls them)
@@ -86,10 +86,10 @@ def accepting(text: str) -> Callable[[Reader], Reader]:
 
 @dataclass(frozen=True)
 class BehaviorRole:
-    """Who drives a behavior's agents: the genomes under evaluation, the best genome so far, or a
-    genome saved in a file (`genome_file`)."""
+    """Who drives a behavior's agents: the genomes under evaluation, the best genome so far, past
+    champions drawn from a league (run/league.py), or a genome saved in a file (`genome_file`)."""
     behavior: str
-    role: str                     # "population", "champion" or "file"
+    role: str                     # "population", "champion", "league" or "file"
     genome_file: str | None = None
 
 
@@ -138,6 +138,15 @@ def choice(options: tuple[str, ...]) -> Reader:
     read.options = options  # shown by the CLI's help
     read.accepts = "one of " + ", ".join(options)
     return read
+
+
+@accepting("a number from 0 to 1")
+def fraction(name: str, value: Any, where: Where) -> float:
+    """A number from 0 to 1 (a probability)."""
+    result = number(positive=False)(name, value, where)
+    if not 0.0 <= result <= 1.0:
+        raise where.fail(name, value, "is out of range: use a number from 0 to 1")
+    return result
 
 
 @accepting("true or false (also yes/no, on/off, 1/0)")
@@ -257,8 +266,8 @@ def parameters(name: str, value: Any, where: Where) -> tuple[tuple[str, float], 
     return tuple((str(key), number(positive=False)(f"{name} {key}", v, where)) for key, v in pairs)
 
 
-@accepting("BehaviorName: role pairs, separated by commas or lines; a role is population, champion or a "
-           "genome file relative to the config file (from Python also a mapping)")
+@accepting("BehaviorName: role pairs, separated by commas or lines; a role is population, champion, league "
+           "or a genome file relative to the config file (from Python also a mapping)")
 def behavior_roles(name: str, value: Any, where: Where) -> tuple[BehaviorRole, ...]:
     """'Name: role, ...' text, a {name: role} mapping, or BehaviorRole records."""
     if isinstance(value, str):
@@ -268,7 +277,7 @@ def behavior_roles(name: str, value: Any, where: Where) -> tuple[BehaviorRole, .
             behavior, sep, role = item.rpartition(":")
             if not sep or not behavior.strip() or not role.strip():
                 raise where.fail(name, value, f"has {item!r}, which is not 'BehaviorName: role'; roles are "
-                                              f"population, champion or a saved genome file")
+                                              f"population, champion, league or a saved genome file")
             pairs.append((behavior.strip(), role.strip()))
     elif isinstance(value, Mapping):
         pairs = [(str(k), str(v)) for k, v in value.items()]
@@ -279,13 +288,32 @@ def behavior_roles(name: str, value: Any, where: Where) -> tuple[BehaviorRole, .
     roles = tuple(_role(behavior, role, where) for behavior, role in pairs)
     if not roles:
         raise where.fail(name, value, "names no behavior: name at least one, e.g. 'Ball3D?team=0: population'")
-    if not any(r.role == "population" for r in roles):
+    leagues = sum(r.role == "league" for r in roles)
+    if not any(r.role == "population" for r in roles) and leagues < 2:
         raise where.fail(name, value, "gives no behavior the role 'population', so no genome would ever be "
-                                      "evaluated")
+                                      "evaluated (two behaviors with the role 'league' evolve a population each)")
     names = [r.behavior for r in roles]
     if len(set(names)) != len(names):
         raise where.fail(name, value, f"names a behavior twice: {names}")
     return roles
+
+
+@accepting("BehaviorName: file pairs, separated by commas or lines; files relative to the config file "
+           "(from Python also a mapping)")
+def behavior_files(name: str, value: Any, where: Where) -> tuple[tuple[str, str], ...]:
+    """'BehaviorName: file' pairs (paths relative to the config file), or a {name: file} mapping."""
+    if isinstance(value, Mapping):
+        items = list(value.items())
+    elif isinstance(value, str):
+        items = [part.strip().rpartition(":")[::2] for part in value.replace("\n", ",").split(",") if part.strip()]
+    elif isinstance(value, (list, tuple)) and all(isinstance(p, (list, tuple)) and len(p) == 2 for p in value):
+        items = list(value)
+    else:
+        raise where.fail(name, value, "is not 'BehaviorName: file' pairs")
+    bad = [f"{b}:{f}" for b, f in items if not str(b).strip() or not str(f).strip()]
+    if bad:
+        raise where.fail(name, value, f"has {bad[0]!r}, which is not 'BehaviorName: file'")
+    return tuple((str(b).strip(), os.path.normpath(os.path.join(where.base, str(f).strip()))) for b, f in items)
 
 
 @accepting(behavior_roles.accepts)
@@ -321,7 +349,7 @@ def setting(default: Any, reader: Reader, help: str, flag: bool = False, shown_d
 
 
 REQUIRED = dataclasses.MISSING
-BEHAVIORS_HELP = "each behavior's role: population, champion or a genome file"
+BEHAVIORS_HELP = "each behavior's role: population, champion, league or a genome file"
 
 
 # ---------------------------------------------------------------- the model
@@ -371,6 +399,24 @@ class Settings:
                                                  "a local Ray instance", flag=True)
     neat_step: str = setting("neatpar", choice(NEAT_STEPS), "classes that make each next generation: neatpar's "
                              "(the populations neat-python's make, faster) or neat-python's own")
+    # Self-play (run/league.py); ML-Agents' self_play keys in generations.
+    league_window: int = setting(10, integer(1, 1000), "past champions a league keeps (ML-Agents' window)")
+    league_snapshot: int = setting(1, integer(1), "generations between snapshots of a population's strongest "
+                                                  "genome into its league (ML-Agents' save_steps)")
+    league_latest_ratio: float = setting(0.5, fraction, "probability that an opponent is the league's latest "
+                                                        "member, else one drawn uniformly from the league "
+                                                        "(ML-Agents' play_against_latest_model_ratio)")
+    league_rating_games: int = setting(2, integer(1, 1000), "games the strongest genome of a generation plays "
+                                       "against each league member for its rating (both sides in symmetric games)")
+    league_final_games: int = setting(0, integer(0, 10000), "games of every pair of league members in a final "
+                                      "round-robin that chooses the winner (0: none, the best-rated member wins)")
+    league_swap_sides: bool = setting(False, boolean, "a genome plays each league opponent from both sides "
+                                                      "(episodes alternate sides)")
+    team_change: int = setting(10, integer(1), "with two league behaviors: generations one population evolves "
+                                               "before the other's turn (ML-Agents' team_change)")
+    neat_configs: tuple[tuple[str, str], ...] = setting(
+        (), behavior_files, "'BehaviorName: file' pairs: the neat-python config of a league behavior's own "
+                            "population when two league behaviors evolve (default: this config file)")
 
     def __post_init__(self):
         # Direct construction and dataclasses.replace() are read like keyword arguments (reading
@@ -400,6 +446,34 @@ class Settings:
         if self.address is not None and self.backend != "ray":
             raise ConfigError(f"address = {self.address} names a Ray cluster: use it with backend = ray "
                               f"(--backend ray)")
+        self._check_league_rules()
+
+    def _check_league_rules(self) -> None:
+        roles = [r.role for r in self.behaviors]
+        leagues, populations = roles.count("league"), roles.count("population")
+        if not populations and leagues > 2:
+            raise ConfigError(f"behaviors has {leagues} behaviors with the role 'league' and none with 'population': "
+                              f"two league behaviors evolve a population each and take turns; give the others "
+                              f"another role")
+        evolving = [r.behavior for r in self.behaviors if r.role == "league" and not populations]
+        for behavior, _ in self.neat_configs:
+            if behavior not in evolving:
+                raise ConfigError(f"neat_configs names {behavior!r}, but only the two league behaviors of an asymmetric "
+                                  f"game (no population role) evolve populations of their own: "
+                                  f"{', '.join(evolving) or 'this config has none'}")
+        if self.neat_configs and self.network == "ctrnn":
+            raise ConfigError("neat_configs with network = ctrnn: an asymmetric game's populations of their own neat "
+                              "configs run as feedforward or recurrent networks; set network = feedforward or "
+                              "recurrent, or leave out neat_configs")
+        if self.league_swap_sides:
+            if (populations, leagues) != (1, 1):
+                raise ConfigError("league_swap_sides = true swaps the sides of one population behavior and one "
+                                  "league behavior: give behaviors exactly one of each (or set league_swap_sides = "
+                                  "false)")
+            if self.episodes_per_genome % 2:
+                raise ConfigError(f"league_swap_sides = true plays each opponent from both sides, but "
+                                  f"episodes_per_genome = {self.episodes_per_genome} is odd: set it to an even number "
+                                  f"(2 plays one opponent, 4 two)")
 
     def _check_unity_rules(self) -> None:
         if self.behaviors is None:
@@ -429,6 +503,13 @@ class Settings:
     def gym(self) -> str | None:
         """The Gymnasium environment (a registered id, 'module:Id' or 'module:Class'), or None for Unity."""
         return self.env[len(GYM_PREFIX):] if _is_gym(self.env) else None
+
+    @property
+    def asymmetric(self) -> bool:
+        """Two league behaviors and no population one: each league behavior evolves a population of
+        its own (asymmetric self-play, run/league.py)."""
+        roles = [r.role for r in self.behaviors]
+        return roles.count("league") == 2 and "population" not in roles
 
     @property
     def hosted(self) -> bool:
@@ -497,6 +578,30 @@ def neat_step_classes(neat_step: str) -> tuple[type, type, type]:
     return neat.DefaultGenome, neat.DefaultReproduction, neat.DefaultSpeciesSet
 
 
+def read_neat_config(settings: Settings, path: str, text: str | None = None) -> neat.Config:
+    """A neat-python config file for these settings, checked; errors name the fix. With `text`,
+    that is the file's content (a resumed run's stored config): `path` then only names it."""
+    if text is None and not os.path.isfile(path):
+        raise ConfigError(f"neat config {path!r} not found: fix the path (relative to the config file)")
+    with _as_file(path, text) as readable:
+        try:
+            config = neat.Config(*neat_step_classes(settings.neat_step), neat.DefaultStagnation, readable)
+        except Exception as exc:  # neat-python's own messages, made one line
+            raise ConfigError(f"neat-python rejects {path}: {' '.join(str(exc).split())}") from None
+    settings.check_neat_config(config, path)
+    return config
+
+
+def population_configs(settings: Settings, neat_config: neat.Config,
+                       texts: Mapping[str, str] | None = None) -> dict[str, neat.Config]:
+    """The neat config of each league behavior's own population in an asymmetric game: its file
+    from neat_configs (read from `texts`, behavior -> the file's content, where given: a resumed
+    run's stored copy), else `neat_config` (the run's own)."""
+    files, texts = dict(settings.neat_configs), texts or {}
+    return {r.behavior: read_neat_config(settings, files[r.behavior], texts.get(r.behavior))
+            if r.behavior in files else neat_config for r in settings.behaviors if r.role == "league"}
+
+
 def load(path: str, text: str | None = None) -> tuple[neat.Config, Settings]:
     """A neat-python config file with a [neatpar] section, checked; errors name the fix. With
     `text`, that is the file's content (a resumed run's stored config): `path` then only names it
@@ -516,13 +621,7 @@ def load(path: str, text: str | None = None) -> tuple[neat.Config, Settings]:
         raise ConfigError(f"config file {path} has no [neatpar] section: add one with at least env (a build path, "
                           f"with behaviors; or gymnasium:ID; see configs/ball.cfg and configs/cartpole.cfg)")
     settings = Settings.create(dict(parser.items("neatpar")), Source.FILE, os.path.dirname(os.path.abspath(path)))
-    with _as_file(path, text) as readable:
-        try:
-            config = neat.Config(*neat_step_classes(settings.neat_step), neat.DefaultStagnation, readable)
-        except Exception as exc:  # neat-python's own messages, made one line
-            raise ConfigError(f"neat-python rejects {path}: {' '.join(str(exc).split())}") from None
-    settings.check_neat_config(config, path)
-    return config, settings
+    return read_neat_config(settings, path, text), settings
 
 
 @contextlib.contextmanager

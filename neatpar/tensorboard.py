@@ -36,6 +36,8 @@ TAGS = {  # stats.csv column -> tag in the run folder's own TensorBoard run
     "mean_connections": "NEAT/Mean Connections",
     "scored_steps_per_s": "Throughput/Agent Steps per Second",
     "seconds": "Throughput/Generation Seconds",
+    "elo": "Self-play/ELO",
+    "league_size": "Self-play/League Size",
 }
 BEHAVIOR_TAGS = {  # per-behavior column (FIELD:BEHAVIOR) -> tag in the behavior's run
     "mean_return": "Environment/Cumulative Reward",

@@ -317,6 +317,20 @@ def ball_cfg(folder, name="ball.cfg", generations=3, interval=1, **over):
                                                           "activation_default": "tanh", **neat_options})
 
 
+DUEL_SHORT = "--areas 4 --points 2 --rally-steps 60"   # short duel matches: 2 rallies of at most 60 steps
+
+
+def duel_cfg(folder, name="duel.cfg", generations=3, **neatpar):
+    """A self-play config for the duel build: the population plays Duel?team=0 and Duel?team=1 from
+    both sides against a league of 3; 8 genomes, short matches."""
+    section = {"env": os.path.join(BUILDS, "duel"), "env_args": DUEL_SHORT,
+               "behaviors": "Duel?team=0: population, Duel?team=1: league", "max_steps": 200,
+               "episodes_per_genome": 2, "league_swap_sides": "true", "league_window": 3, "generations": generations,
+               "seed": 3, "checkpoint_interval": 1, "worker_id": free_worker_id(), **neatpar}
+    return write_config(folder, name, neatpar=section, pop_size=8, num_inputs=6, num_outputs=1,
+                        activation_options="tanh", activation_default="tanh")
+
+
 HOVER = os.path.join(BUILDS, "hover")
 CTRNN_GENES = dict(time_constant_init_mean=0.2, time_constant_init_stdev=0.1, time_constant_mutate_rate=0.3,
                    time_constant_mutate_power=0.1, time_constant_replace_rate=0.05, time_constant_min_value=0.02,
@@ -335,6 +349,15 @@ def hover_cfg(folder, name="hover.cfg", generations=3, interval=1, **over):
                                                           "feed_forward": "false", "num_hidden": 1,
                                                           "activation_options": "tanh", "activation_default": "tanh",
                                                           **CTRNN_GENES, **neat_options})
+
+
+def genes_of(genome) -> tuple:
+    """A genome's key, fitness and genes, exactly (floats as hex), whatever its class."""
+    from neatpar.evolution.records import gene_dicts
+    nodes, connections = gene_dicts(genome)
+    return (genome.key, genome.fitness,
+            [(k, n.bias.hex(), n.response.hex(), n.activation, n.aggregation) for k, n in nodes.items()],
+            [(k, c.innovation, c.weight.hex(), c.enabled) for k, c in connections.items()])
 
 
 # The command a user types (it holds Ctrl+C back while Python imports neatpar; `python -m

@@ -15,8 +15,8 @@ import pytest
 import neatpar
 
 from neatpar.genome_io import genome_from_dict
-from helpers import (NEATPAR_COMMAND, ROOT, Run, ball_cfg, hover_cfg, neatpar_cli, on_terminal, process_maps, screen,
-                     stats_rows, wait_until, write_config)
+from helpers import (NEATPAR_COMMAND, ROOT, Run, ball_cfg, genes_of, hover_cfg, neatpar_cli, on_terminal, process_maps,
+                     screen, stats_rows, wait_until, write_config)
 
 
 def test_evolve_writes_a_complete_run_folder(tmp_path):
@@ -38,14 +38,6 @@ def test_evolve_writes_a_complete_run_folder(tmp_path):
     assert restored.generation == 2 and len(restored.population) == 8
 
 
-def _genes(genome) -> tuple:
-    from neatpar.evolution.records import gene_dicts
-    nodes, connections = gene_dicts(genome)
-    return (genome.key, genome.fitness,
-            [(k, n.bias.hex(), n.response.hex(), n.activation, n.aggregation) for k, n in nodes.items()],
-            [(k, c.innovation, c.weight.hex(), c.enabled) for k, c in connections.items()])
-
-
 @pytest.mark.slow
 def test_neatpar_s_neat_step_gives_the_run_neat_python_s_classes_give(tmp_path):
     """neatpar evolve runs the NEAT step with neatpar's classes unless neat_step = neat-python; a
@@ -63,7 +55,7 @@ def test_neatpar_s_neat_step_gives_the_run_neat_python_s_classes_give(tmp_path):
     assert type(ours[2].population[next(iter(ours[2].population))]) is neatpar.Genome
     assert type(theirs[2].population[next(iter(theirs[2].population))]) is neat.DefaultGenome
     assert ours[0] == theirs[0] and ours[1] == theirs[1]
-    assert [_genes(g) for g in ours[2].population.values()] == [_genes(g) for g in theirs[2].population.values()]
+    assert [genes_of(g) for g in ours[2].population.values()] == [genes_of(g) for g in theirs[2].population.values()]
     assert len({row[2] for row in ours[0]}) > 1  # the runs evolve (the mean fitness moves)
 
 

@@ -17,8 +17,8 @@ ray = pytest.importorskip("ray")
 
 import fitness_fns  # noqa: E402
 from helpers import (  # noqa: E402
-    ROOT, Run, ball_cfg, cmdline, evaluator_and_population, fitnesses, hover_cfg, neatpar_cli, probe_hosts,
-    stats_rows, undisturbed, wait_gone, wait_until)
+    ROOT, Run, ball_cfg, cmdline, duel_cfg, evaluator_and_population, fitnesses, hover_cfg, neatpar_cli,
+    probe_hosts, stats_rows, undisturbed, wait_gone, wait_until)
 from neatpar import LiveHandleError, ParallelEvaluator  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -94,6 +94,28 @@ def test_a_short_evolution_on_ray_actors_repeats_and_matches_local_hosts(tmp_pat
     second, _ = short_evolution(tmp_path, "ray")
     local, _ = short_evolution(tmp_path, "local")
     assert len(first) == 3 and first == second == local
+
+
+def league_generations(tmp_path, backend):
+    """Two self-play generations on the duel build with two env hosts: each generation's fitnesses,
+    then the league's members (genome keys, ratings) and the population's best's rating."""
+    from neatpar import settings as run_config
+    from neatpar.run.evaluator import UnityEvaluator
+    config, settings = run_config.load(duel_cfg(tmp_path, f"duel-{backend}.cfg", envs=2, backend=backend))
+    pairs = list(neat.Population(config, seed=4).population.items())
+    with UnityEvaluator.from_settings(settings) as evaluator:
+        seen = []
+        for _ in range(2):
+            evaluator.evaluate(pairs, config)
+            seen.append(fitnesses(pairs))
+        league = evaluator.selfplay.leagues["Duel?team=0"]
+        return seen, [(m.genome.key, m.rating) for m in league.members], league.rating
+
+
+def test_a_league_on_ray_actors_matches_local_hosts(tmp_path):
+    on_ray, local = league_generations(tmp_path, "ray"), league_generations(tmp_path, "local")
+    assert on_ray == local
+    assert len(on_ray[1]) == 3 and len(set(on_ray[0][0])) > 1
 
 
 def test_no_agent_of_a_ray_actor_sits_idle_while_genomes_wait(tmp_path):

@@ -20,6 +20,8 @@ the code beside it does.
 */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +77,7 @@ typedef struct View {
     uint32_t cmask;
     uint8_t *cen;
     int packed;
+    int32_t *nid, *cid;          /* each gene's dense number within one speciation (number_genes) */
 } View;
 
 static PyTypeObject GenesType;
@@ -265,7 +268,7 @@ view_of(Genes *g)
     Py_ssize_t nn = g->nn, nc = g->nc;
     size_t nts = table_size(nn), cts = table_size(nc);
     size_t sizes[] = {sizeof(View), 8 * nn, 8 * nn, 8 * nn, 8 * nn, 4 * nn, 4 * nn, 4 * nn, 4 * nts,
-                      8 * nc, 8 * nc, 4 * nc, 4 * cts, nc};
+                      8 * nc, 8 * nc, 4 * nc, 4 * cts, nc, 4 * nn, 4 * nc};
     size_t total = 0;
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
         total += ALIGN8(sizes[i]);
@@ -274,7 +277,7 @@ view_of(Genes *g)
         PyErr_NoMemory();
         return NULL;
     }
-    void **parts[14];
+    void **parts[16];
     View *v = (View *)block;
     void *dummy;
     parts[0] = &dummy;
@@ -283,7 +286,8 @@ view_of(Genes *g)
     parts[7] = (void **)&v->nhash; parts[8] = (void **)&v->ntable; parts[9] = (void **)&v->ckey;
     parts[10] = (void **)&v->cw; parts[11] = (void **)&v->chash; parts[12] = (void **)&v->ctable;
     parts[13] = (void **)&v->cen;
-    for (size_t i = 0; i < 14; i++) {
+    parts[14] = (void **)&v->nid; parts[15] = (void **)&v->cid;
+    for (size_t i = 0; i < 16; i++) {
         *parts[i] = at;
         at += ALIGN8(sizes[i]);
     }
@@ -2320,47 +2324,198 @@ prepare_distance(Genes *g, Scratch *s)
 
 static int distance_threads = 1;
 
+/* Dense numbers for the node keys and the connection keys of every genome in one speciation
+   (each gene's in its View's nid / cid): a row genome's gene positions then go into arrays indexed
+   by number, and matching a column genome's genes against them is one load per gene. */
+typedef struct {
+    Py_ssize_t nodes, conns;
+} IdCounts;
+
+static int
+number_genes(Genes **all, Py_ssize_t count, IdCounts *ids)
+{
+    Py_ssize_t total_n = 0, total_c = 0;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        total_n += all[i]->view->nn;
+        total_c += all[i]->view->nc;
+    }
+    size_t nts = table_size(total_n), cts = table_size(total_c);
+    int32_t *ntab = PyMem_Malloc(4 * nts), *ctab = PyMem_Malloc(4 * cts);
+    int64_t *nkeys = PyMem_Malloc(8 * (total_n + 1)), *cends = PyMem_Malloc(16 * (total_c + 1));
+    int rc = -1;
+    if (!ntab || !ctab || !nkeys || !cends) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    memset(ntab, 0xff, 4 * nts);
+    memset(ctab, 0xff, 4 * cts);
+    uint32_t nmask = (uint32_t)(nts - 1), cmask = (uint32_t)(cts - 1);
+    Py_ssize_t nn = 0, nc = 0;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        const Genes *g = all[i];
+        View *v = g->view;
+        for (Py_ssize_t k = 0; k < v->nn; k++) {
+            int64_t key = v->nkey[k];
+            uint32_t h = v->nhash[k] & nmask;
+            int32_t id;
+            while ((id = ntab[h]) >= 0 && nkeys[id] != key)
+                h = (h + 1) & nmask;
+            if (id < 0) {
+                id = ntab[h] = (int32_t)nn;
+                nkeys[nn++] = key;
+            }
+            v->nid[k] = id;
+        }
+        for (Py_ssize_t k = 0; k < v->nc; k++) {
+            int64_t in = g->conns[k].in, out = g->conns[k].out;
+            uint32_t h = v->chash[k] & cmask;
+            int32_t id;
+            while ((id = ctab[h]) >= 0 && (cends[2 * id] != in || cends[2 * id + 1] != out))
+                h = (h + 1) & cmask;
+            if (id < 0) {
+                id = ctab[h] = (int32_t)nc;
+                cends[2 * nc] = in;
+                cends[2 * nc++ + 1] = out;
+            }
+            v->cid[k] = id;
+        }
+    }
+    ids->nodes = nn;
+    ids->conns = nc;
+    rc = 0;
+done:
+    PyMem_Free(ntab);
+    PyMem_Free(ctab);
+    PyMem_Free(nkeys);
+    PyMem_Free(cends);
+    return rc;
+}
+
+/* genes_distance(a, b) with a's gene positions laid out by dense number (npos, cpos; -1 where a
+   lacks the gene): the same matches, the same sums in the same order. A term neat-python does not
+   add is added as 0.0, which leaves the sum as it is (the sums start at +0.0 and never become
+   -0.0), so that the loops have no unpredictable branch. */
+static double
+row_distance(const View *a, const View *b, const int32_t *npos, const int32_t *cpos, int32_t *match,
+             double cdc, double cwc)
+{
+    double node_distance = 0.0, connection_distance = 0.0;
+    if (a->nn || b->nn) {
+        Py_ssize_t matched = 0;
+        memset(match, 0xff, sizeof(int32_t) * (a->nn + 1));
+        for (Py_ssize_t j = 0; j < b->nn; j++) {
+            int32_t p = npos[b->nid[j]];
+            int found = p >= 0;
+            match[found ? p : a->nn] = (int32_t)j;
+            matched += found;
+        }
+        Py_ssize_t disjoint = (b->nn - matched) + (a->nn - matched);
+        if (b->nn)
+            for (Py_ssize_t k = 0; k < a->nn; k++) {
+                int32_t m = match[k], at = m < 0 ? 0 : m;
+                /* DefaultNodeGene.distance */
+                double d = fabs(a->nbias[k] - b->nbias[at]) + fabs(a->nresp[k] - b->nresp[at]);
+                d += fabs(a->ntc[k] - b->ntc[at]);
+                d += a->nact[k] != b->nact[at] ? 1.0 : 0.0;
+                d += a->nagg[k] != b->nagg[at] ? 1.0 : 0.0;
+                double term = d * cwc;
+                node_distance += m >= 0 ? term : 0.0;
+            }
+        Py_ssize_t max_nodes = a->nn > b->nn ? a->nn : b->nn;
+        node_distance = (node_distance + (cdc * (double)disjoint)) / (double)max_nodes;
+    }
+    if (a->nc || b->nc) {
+        Py_ssize_t matched = 0;
+        memset(match, 0xff, sizeof(int32_t) * (a->nc + 1));
+        for (Py_ssize_t j = 0; j < b->nc; j++) {
+            int32_t p = cpos[b->cid[j]];
+            int found = p >= 0;
+            match[found ? p : a->nc] = (int32_t)j;
+            matched += found;
+        }
+        Py_ssize_t disjoint = (b->nc - matched) + (a->nc - matched);
+        if (b->nc)
+            for (Py_ssize_t k = 0; k < a->nc; k++) {
+                int32_t m = match[k], at = m < 0 ? 0 : m;
+                /* DefaultConnectionGene.distance */
+                double d = fabs(a->cw[k] - b->cw[at]);
+                d += a->cen[k] != b->cen[at] ? 1.0 : 0.0;
+                double term = d * cwc;
+                connection_distance += m >= 0 ? term : 0.0;
+            }
+        Py_ssize_t max_conn = a->nc > b->nc ? a->nc : b->nc;
+        connection_distance = (connection_distance + (cdc * (double)disjoint)) / (double)max_conn;
+    }
+    return node_distance + connection_distance;
+}
+
 /* A grid of distances rows[r].distance(cols[c]), computed by several threads without the GIL
-   (every genome's View built beforehand; the threads only read). The columns go in blocks to
-   whichever thread asks next, so a thread the machine keeps waiting holds up one block, not a
-   share. */
+   (every genome's View built and its genes numbered beforehand; the threads only read). The work
+   goes in tasks of one row and a block of columns, row by row, to whichever thread asks next (so
+   a thread the machine keeps waiting holds up one block, not a share); a thread lays out its
+   row's positions once for all the row's blocks it takes in a row. */
 typedef struct {
     Genes **rows, **cols;
     Py_ssize_t nrows, ncols;
     double *out;                 /* nrows x ncols, row-major */
-    atomic_size_t next_block;
+    atomic_size_t next_task;
     Py_ssize_t scratch;          /* genes of the largest genome */
+    IdCounts ids;
     double cdc, cwc;
     atomic_int failed;
 } Grid;
 
 #define GRID_BLOCK 32
 
+static void
+lay_out(const View *a, int32_t *npos, int32_t *cpos, int on)
+{
+    for (Py_ssize_t k = 0; k < a->nn; k++)
+        npos[a->nid[k]] = on ? (int32_t)k : -1;
+    for (Py_ssize_t k = 0; k < a->nc; k++)
+        cpos[a->cid[k]] = on ? (int32_t)k : -1;
+}
+
 static void *
 grid_work(void *arg)
 {
     Grid *g = arg;
-    Scratch s = {malloc(sizeof(int32_t) * (g->scratch + 1)), g->scratch + 1};
-    if (!s.match) {
+    int32_t *match = malloc(sizeof(int32_t) * (g->scratch + 1));
+    int32_t *npos = malloc(sizeof(int32_t) * (g->ids.nodes + 1)), *cpos = malloc(sizeof(int32_t) * (g->ids.conns + 1));
+    if (!match || !npos || !cpos) {
         atomic_store(&g->failed, 1);
-        return NULL;
+        goto done;
     }
+    memset(npos, 0xff, sizeof(int32_t) * (g->ids.nodes + 1));
+    memset(cpos, 0xff, sizeof(int32_t) * (g->ids.conns + 1));
+    size_t blocks = (size_t)((g->ncols + GRID_BLOCK - 1) / GRID_BLOCK), tasks = blocks * (size_t)g->nrows;
+    Py_ssize_t loaded = -1;
     for (;;) {
-        Py_ssize_t c0 = (Py_ssize_t)atomic_fetch_add(&g->next_block, 1) * GRID_BLOCK;
-        if (c0 >= g->ncols)
+        size_t t = atomic_fetch_add(&g->next_task, 1);
+        if (t >= tasks)
             break;
+        Py_ssize_t r = (Py_ssize_t)(t / blocks), c0 = (Py_ssize_t)(t % blocks) * GRID_BLOCK;
+        const View *a = g->rows[r]->view;
+        if (r != loaded) {
+            if (loaded >= 0)
+                lay_out(g->rows[loaded]->view, npos, cpos, 0);
+            lay_out(a, npos, cpos, 1);
+            loaded = r;
+        }
         Py_ssize_t c1 = c0 + GRID_BLOCK < g->ncols ? c0 + GRID_BLOCK : g->ncols;
         for (Py_ssize_t c = c0; c < c1; c++)
-            for (Py_ssize_t r = 0; r < g->nrows; r++)
-                g->out[r * g->ncols + c] = genes_distance(g->rows[r], g->cols[c], g->cdc, g->cwc, &s);
+            g->out[r * g->ncols + c] = row_distance(a, g->cols[c]->view, npos, cpos, match, g->cdc, g->cwc);
     }
-    free(s.match);
+done:
+    free(match);
+    free(npos);
+    free(cpos);
     return NULL;
 }
 
 static int
 grid_compute(Genes **rows, Py_ssize_t nrows, Genes **cols, Py_ssize_t ncols, double *out, Py_ssize_t scratch,
-             double cdc, double cwc)
+             const IdCounts *ids, double cdc, double cwc)
 {
     if (nrows * ncols == 0)
         return 0;
@@ -2373,15 +2528,16 @@ grid_compute(Genes **rows, Py_ssize_t nrows, Genes **cols, Py_ssize_t ncols, dou
     grid.nrows = nrows;
     grid.ncols = ncols;
     grid.out = out;
-    atomic_init(&grid.next_block, 0);
+    atomic_init(&grid.next_task, 0);
     grid.scratch = scratch;
+    grid.ids = *ids;
     grid.cdc = cdc;
     grid.cwc = cwc;
     atomic_init(&grid.failed, 0);
     Py_BEGIN_ALLOW_THREADS
     for (int w = 1; w < workers && w < 16; w++)
         started[w] = pthread_create(&tids[w], NULL, grid_work, &grid) == 0;
-    grid_work(&grid);  /* this thread works too; blocks no thread could be had for are taken here */
+    grid_work(&grid);  /* this thread works too; tasks no thread could be had for are taken here */
     for (int w = 1; w < workers && w < 16; w++)
         if (started[w])
             pthread_join(tids[w], NULL);
@@ -2525,8 +2681,10 @@ cache_init(DistCache *c, Member *members, Py_ssize_t n, Member *olds, Py_ssize_t
     return 0;
 }
 
-/* neat.math_util.mean and stdev of the cache's values, in its insertion order. */
-static void
+/* neat.math_util.mean and stdev of the cache's values, in its insertion order. Returns 1 where
+   neat-python's stdev raises OverflowError: float.__pow__(x, 2) of a finite x whose square is out
+   of range (an infinite or NaN x squares without an error). */
+static int
 spread(const DistCache *c, double *mean, double *sd)
 {
     double sum = 0.0;
@@ -2536,10 +2694,29 @@ spread(const DistCache *c, double *mean, double *sd)
     for (Py_ssize_t i = 0; i < c->nvalues; i++) {
         double x = c->values[i] - m;
         /* float.__pow__(x, 2): libm pow on |x| (the sign of an even power drops) */
-        ss += x == 0.0 ? 0.0 : pow(x < 0 ? -x : x, 2.0);
+        double square = x == 0.0 ? 0.0 : pow(x < 0 ? -x : x, 2.0);
+        if (isinf(square) && isfinite(x))
+            return 1;
+        ss += square;
     }
     *mean = m;
     *sd = sqrt(ss / (double)c->nvalues);
+    return 0;
+}
+
+/* The OverflowError float.__pow__ raises, as an object to raise later (neat-python raises it
+   after the species are updated). */
+static PyObject *
+overflow_error(void)
+{
+    errno = ERANGE;
+    PyErr_SetFromErrno(PyExc_OverflowError);
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    Py_XDECREF(type);
+    Py_XDECREF(tb);
+    return value;
 }
 
 static PyObject *
@@ -2552,7 +2729,8 @@ new_group(PyObject *first)
 }
 
 /* speciate(genome_config, population, unspeciated, old_representatives, threshold, indexer)
-   -> (representatives [(sid, rid)], members [[gid, ...]], (mean, stdev) or None)
+   -> (representatives [(sid, rid)], members [[gid, ...]], (mean, stdev), None, or the
+      OverflowError neat-python's stdev raises)
 
    The two loops of DefaultSpeciesSet.speciate: each old species (ascending id) takes the closest
    unspeciated genome as its new representative; then each remaining genome (ascending key) joins
@@ -2615,10 +2793,13 @@ speciate(PyObject *mod, PyObject *args)
     if (cache_init(&cache, members, n, olds, nold) < 0)
         goto done;
     cache_ready = 1;
+    IdCounts ids;
+    if (number_genes(genes, n + nold, &ids) < 0)
+        goto done;
 
     /* Phase 1: old representative k against every genome (those neat-python asks for are read). */
     d1 = PyMem_Malloc(sizeof(double) * (nold * n + 1));
-    if (!d1 || grid_compute(genes + n, nold, genes, n, d1, largest, cdc, cwc) < 0) {
+    if (!d1 || grid_compute(genes + n, nold, genes, n, d1, largest, &ids, cdc, cwc) < 0) {
         if (!PyErr_Occurred())
             PyErr_NoMemory();
         goto done;
@@ -2682,7 +2863,7 @@ speciate(PyObject *mod, PyObject *args)
     for (Py_ssize_t k = 0; k < nold; k++)
         rep_genes[k] = members[rep_of[k]].genes;
     d2 = PyMem_Malloc(sizeof(double) * (nold * nalive + 1));
-    int grid_failed = !d2 || grid_compute(rep_genes, nold, left, nalive, d2, largest, cdc, cwc) < 0;
+    int grid_failed = !d2 || grid_compute(rep_genes, nold, left, nalive, d2, largest, &ids, cdc, cwc) < 0;
     PyMem_Free(rep_genes);
     if (grid_failed) {
         PyMem_Free(left);
@@ -2724,7 +2905,7 @@ speciate(PyObject *mod, PyObject *args)
         Py_XDECREF(group);
         Py_ssize_t rest = nalive - a - 1;
         double *row = bad ? NULL : PyMem_Malloc(sizeof(double) * (rest + 1));
-        if (!row || grid_compute(&g->genes, 1, left + a + 1, rest, row, largest, cdc, cwc) < 0) {
+        if (!row || grid_compute(&g->genes, 1, left + a + 1, rest, row, largest, &ids, cdc, cwc) < 0) {
             PyMem_Free(row);
             PyMem_Free(left);
             if (!PyErr_Occurred())
@@ -2741,8 +2922,7 @@ speciate(PyObject *mod, PyObject *args)
     PyObject *stats;
     if (PyDict_GET_SIZE(population) > 1 && cache.nvalues > 0) {
         double m, sd;
-        spread(&cache, &m, &sd);
-        stats = Py_BuildValue("(dd)", m, sd);
+        stats = spread(&cache, &m, &sd) ? overflow_error() : Py_BuildValue("(dd)", m, sd);
     }
     else {
         stats = Py_NewRef(Py_None);

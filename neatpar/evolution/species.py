@@ -41,6 +41,8 @@ class DefaultSpeciesSet(neat.DefaultSpeciesSet):
                 self.genome_to_species[gid] = sid
             s.update(population[new_representatives[sid]], {gid: population[gid] for gid in group})
         if len(population) > 1:
+            if isinstance(spread, OverflowError):  # neat-python's stdev of distances out of range
+                raise spread
             mean, stdev = spread
             self.reporters.info(f"Mean genetic distance {mean:.3f}, standard deviation {stdev:.3f}")
 

@@ -9,7 +9,7 @@ import copy
 import dataclasses
 from typing import Any
 
-from ..errors import LiveHandleError
+from ..errors import LiveHandleError, NeatparError
 from ..genome_io import load_genome
 from ..settings import Settings, Source, load
 from .environments import check_environment, gym_setup, open_environment
@@ -17,7 +17,8 @@ from .hosts import HostScheduler, HostSetup
 from .local_hosts import LocalHosts
 from .ray_hosts import RayHosts
 from .inference import make_inference
-from .runner import EpisodeRunner, aggregate
+from .league import SelfPlay
+from .runner import EpisodeRunner, Match, aggregate, standard_match
 from .stats import GenerationStats
 
 
@@ -37,7 +38,11 @@ class EnvEvaluator:
     The environment is created lazily by the first evaluate(), in this (main) process only, or
     by env hosts when envs > 1 or backend = ray (then this process never creates one). Simulator
     logs go to `log_folder`, which may be set until then. `champion` is the best genome seen so far;
-    behaviors with the champion role play against it.
+    behaviors with the champion role play against it. With league roles, `selfplay` holds the
+    leagues (league.py): each generation is played in rounds against opponents drawn from them.
+    With two league behaviors (an asymmetric game) each is a population of its own: `configs`
+    maps each to its population's neat config, and each generation's genomes must be those of the
+    population whose turn it is (neatpar evolve takes the turns, selfplay.py).
     """
 
     def __init__(self, env: Any, behaviors=None, *, log_folder: str | None = None, **settings: Any):
@@ -65,6 +70,8 @@ class EnvEvaluator:
         self.files = {r.behavior: load_genome(r.genome_file) for r in settings.behaviors if r.role == "file"}
         self.champion = None
         self.generation = 0
+        self.selfplay = SelfPlay(settings) if any(r.role == "league" for r in settings.behaviors) else None
+        self.configs: dict = {}   # behavior -> its population's neat config (asymmetric self-play)
         self.last_stats = GenerationStats()
         self.episode_returns: dict[int, list[float]] = {}
         self._runner = None
@@ -88,11 +95,22 @@ class EnvEvaluator:
         """neat-python's fitness callback: sets genome.fitness for every (key, genome) pair."""
         pairs = list(genomes)
         objects = [g for _, g in pairs]
-        if self._runner is None or self._runner.neat_config is not config:
+        if self._runner is None or not any(c is config for c in (self._runner.neat_config, *self.configs.values())):
             self.settings.check_neat_config(config)
             self._runner = self._make_runner(config)
         self._runner.progress = self.progress
-        returns, self.last_stats = self._runner.evaluate(objects, self.champion, self.files, self.generation)
+        if self.selfplay is None:
+            returns, self.last_stats = self._runner.evaluate(objects, self.champion, self.files, self.generation)
+        else:
+            side = self.selfplay.learner(self.generation)
+            if self.selfplay.asymmetric and self.configs.get(side) is not config:
+                raise NeatparError(f"generation {self.generation} is the turn of {side!r}'s population (team_change = "
+                                   f"{self.settings.team_change}), but these genomes have another neat config: "
+                                   f"evaluate each population in its turns, with its own config (evaluator.configs)")
+            self.selfplay.start(side, objects[0])
+            champion = self.champion or objects[0]
+            played = self.selfplay.play(self._round, objects, side, champion, self.files)
+            returns, self.last_stats = played.returns, played.stats
         self.episode_returns = {}
         for (key, genome), episode_returns in zip(pairs, returns):
             genome.fitness = aggregate(episode_returns, self.settings.fitness)
@@ -100,21 +118,55 @@ class EnvEvaluator:
         best = max(objects, key=lambda g: g.fitness)
         if self.champion is None or best.fitness > self.champion.fitness:
             self.champion = copy.deepcopy(best)
+        if self.selfplay is not None:
+            games = self.selfplay.rating_games(self._round, best, side, played.rounds, champion, self.files)
+            self.selfplay.record(side, games, best)
         self.generation += 1
 
-    def play(self, genome, config: Any, episodes: int = 1) -> list[float]:
-        """`episodes` episode returns of one genome (the champion role, if any, is the genome itself)."""
-        settings = dataclasses.replace(self.settings, episodes_per_genome=episodes)
-        returns, self.last_stats = EpisodeRunner(self.environment, settings, config).evaluate(
-            [genome], self.champion or genome, self.files, self.generation)
+    def _round(self, genomes: list, match: Match, so_far: GenerationStats | None) -> tuple:
+        """One match of a self-play generation; progress counts the rounds before it too (rating
+        games, with `so_far` None, show none)."""
+        progress = self.progress
+        self._runner.progress = None
+        if progress is not None and so_far is not None:
+            self._runner.progress = lambda stats: progress(GenerationStats(
+                scored_steps=so_far.scored_steps + stats.scored_steps, episodes=so_far.episodes + stats.episodes))
+        return self._runner.evaluate(genomes, generation=self.generation, match=match)
+
+    def final_round_robin(self) -> None:
+        """A self-play run's end: its leagues' members play each other, and their results choose
+        the winners (league.py); nothing without league_final_games or before any generation."""
+        if self.selfplay is not None and self._runner is not None and self.settings.league_final_games:
+            self.selfplay.final(self._round, self.champion, self.files)
+
+    @property
+    def winner(self):
+        """The genome a run ends with: a self-play run's league winner (the final round-robin's, or
+        the best-rated member: results against the same opponents, unlike raw fitness), else the
+        champion."""
+        if self.selfplay is not None:
+            return self.selfplay.winner(self.selfplay.sides[0]).genome
+        return self.champion
+
+    def play(self, genome, config: Any, episodes: int = 1, opponents: dict | None = None) -> list[float]:
+        """`episodes` episode returns of one genome. The champion and league behaviors are played
+        by the genome itself, unless `opponents` (behavior -> genome) names theirs (an asymmetric
+        game's other population, with its config in `configs`)."""
+        settings = dataclasses.replace(self.settings, episodes_per_genome=episodes, league_swap_sides=False)
+        match = None
+        if opponents:
+            match = Match({**standard_match(settings, self.champion or genome, self.files).opponents, **opponents},
+                          episodes)
+        returns, self.last_stats = EpisodeRunner(self.environment, settings, config, configs=self.configs).evaluate(
+            [genome], self.champion or genome, self.files, self.generation, match=match)
         return returns[0]
 
     def _make_runner(self, config: Any):
         if not self.hosted:
-            return EpisodeRunner(self.environment, self.settings, config, self.inference)
+            return EpisodeRunner(self.environment, self.settings, config, self.inference, self.configs)
         if self._hosts is None:
             self._hosts = start_hosts(self.settings, self.log_folder)
-        return HostScheduler(self._hosts, self.settings, config)
+        return HostScheduler(self._hosts, self.settings, config, self.configs)
 
     @property
     def hosts_note(self) -> str:

@@ -45,7 +45,7 @@ from ..errors import HostLost, NeatparError
 from ..parallel.serialize import dumps
 from ..settings import Settings
 from .environments import open_environment
-from .runner import EpisodeRunner, Survey, compile_generation, survey
+from .runner import EpisodeRunner, Match, Survey, compile_generation, survey
 from .stats import GenerationStats
 
 log = logging.getLogger("neatpar")
@@ -98,15 +98,17 @@ class HostState:
         self._runner: EpisodeRunner | None = None
         self.report = HostProgress()  # read by the Ray actor's `progress` while a part runs
 
-    def evaluate(self, config: Any, compiled: tuple, generation: int, part: int,
+    def evaluate(self, configs: tuple, compiled: tuple, generation: int, part: int,
                  on_step: Callable[[HostProgress], None] | None = None
                  ) -> tuple[list[list[float]], GenerationStats, int]:
         """Episode returns of the genomes of part `part` of `generation`, compiled by the main
         process ((Plan, kernel): compile_generation), on this host's simulator, the stats, and this
-        host's index; `on_step` gets the host's report after every step. The runner lives as long
-        as the host (the genomes' inputs and outputs do not change within a run)."""
+        host's index; `on_step` gets the host's report after every step. `configs` is the run's
+        (neat config, per-behavior configs) as the scheduler sent them. The runner lives as long as
+        the host (the genomes' inputs and outputs do not change within a run)."""
         if self._runner is None:
-            self._runner = EpisodeRunner(self.environment, self.settings, config)
+            neat_config, behavior_configs = configs
+            self._runner = EpisodeRunner(self.environment, self.settings, neat_config, configs=behavior_configs)
         self.report = HostProgress(self.report.steps, generation, part)
 
         def progress(stats: GenerationStats) -> None:
@@ -156,25 +158,26 @@ class HostScheduler:
     `progress` callback (called about every PROGRESS_SECONDS with the generation's episodes and
     scored decisions so far, finished parts and running ones together)."""
 
-    def __init__(self, hosts, settings: Settings, neat_config: Any):
+    def __init__(self, hosts, settings: Settings, neat_config: Any, configs: dict | None = None):
         self.hosts, self.settings, self.neat_config = hosts, settings, neat_config
+        self.configs = configs or {}   # per-behavior neat configs (EpisodeRunner)
         self.lost = 0  # hosts lost (and replaced) so far
         self.ran_on: dict[int, int] = {}  # part -> index of the host that finished it (last generation)
         self.parts: list[range] = []      # the last generation's parts
         self.progress: Callable[[GenerationStats], None] | None = None
         self._config_sent = False
 
-    def evaluate(self, genomes: list, champion=None, files: dict | None = None,
-                 generation: int = 0) -> tuple[list[list[float]], GenerationStats]:
+    def evaluate(self, genomes: list, champion=None, files: dict | None = None, generation: int = 0,
+                 match: Match | None = None) -> tuple[list[list[float]], GenerationStats]:
         started = time.perf_counter()
         if not self._config_sent:  # hosts read it once, for their runner: parts arrive compiled
-            self.hosts.prepare(dumps(self.neat_config))
+            self.hosts.prepare(dumps((self.neat_config, self.configs)))
             self._config_sent = True
         parts = self.parts = split(len(genomes), self.hosts.count, self.hosts.agents())
         waiting = deque(range(len(parts)))
         losses = [0] * len(parts)
         returns: list = [None] * len(genomes)
-        stats = GenerationStats()
+        stats = GenerationStats(endings=[None] * len(genomes))
         self.ran_on = {}
         compiled: dict[int, tuple] = {}  # part -> (Plan, kernel), compiled once even if its host is lost
         running = 0
@@ -184,7 +187,7 @@ class HostScheduler:
                 # Compiled here: a kernel's arrays travel far faster than genome objects.
                 if part not in compiled:
                     compiled[part] = compile_generation([genomes[i] for i in parts[part]], champion, files or {},
-                                                        self.settings, self.neat_config)
+                                                        self.settings, self.neat_config, match, self.configs)
                 self.hosts.submit(part, compiled[part], generation, part)
                 running += 1
             for part, value, error in self.hosts.wait(timeout=PROGRESS_SECONDS if self.progress else 1.0):
@@ -196,8 +199,8 @@ class HostScheduler:
                     raise error
                 else:
                     part_returns, part_stats, self.ran_on[part] = value
-                    for i, r in zip(parts[part], part_returns):
-                        returns[i] = r
+                    for i, r, ends in zip(parts[part], part_returns, part_stats.endings):
+                        returns[i], stats.endings[i] = r, ends
                     stats.add(part_stats)
             self._report(stats)
         stats.seconds = time.perf_counter() - started

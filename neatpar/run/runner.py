@@ -3,7 +3,8 @@
 Per step, data moves one way: the reports of every behavior (envs/base.py) -> one batched call of
 the population kernel -> actions. Each configured behavior has a role: its agents are driven by
 the genomes under evaluation (`population`), by the best genome found so far (`champion`, frozen
-for the generation) or by a genome loaded from a file.
+for the generation), by past champions of a self-play league (`league`: league.py plays a
+generation as several Matches, one per opponent) or by a genome loaded from a file.
 
 A genome's episode is one of the game's episodes, from the agent's first decision in it:
 - An agent of a population behavior whose episode starts takes the next waiting genome (with a
@@ -35,16 +36,17 @@ import enum
 import logging
 import time
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
 from ..envs.base import Batch, Environment, Layout
 from ..errors import EnvironmentMismatch, NeatparError, SimulatorError
 from ..nn import CTRNNPopulation, FeedForwardPopulation, RecurrentPopulation
+from ..nn.mixed import MixedPopulation
 from ..settings import Settings
 from .inference import InProcessInference
-from .stats import GenerationStats, ScoredEpisodes
+from .stats import EpisodeEnd, GenerationStats, ScoredEpisodes
 
 log = logging.getLogger("neatpar")
 MAX_SIMULATOR_FAILURES = 3
@@ -64,11 +66,28 @@ class Phase(enum.IntEnum):
 
 
 @dataclass(frozen=True)
+class Match:
+    """Who plays the behaviors the genomes under evaluation do not drive (behavior -> genome), and
+    how many episodes each genome plays against them. A run's roles give one match per generation
+    (`standard_match`); self-play plays a generation as several (league.py), numbered by `round`
+    so that each starts from its own simulator seed. The population plays every configured
+    behavior that is not an opponent."""
+    opponents: Mapping[str, Any]
+    episodes: int
+    round: int = 0
+
+
+@dataclass(frozen=True)
 class Plan:
-    """Who drives what in one generation: population genomes are kernel indices 0..count-1;
-    `fixed` maps each champion or file behavior to its genome's kernel index."""
+    """Who drives what in one match: population genomes are kernel indices 0..count-1; `fixed`
+    maps each opponent behavior to its genome's kernel index; each genome plays `episodes`.
+    `inputs` is the kernel's input width when behaviors observe different numbers of values (the
+    narrower ones are padded with zeros), else 0."""
     count: int
     fixed: dict
+    episodes: int = 1
+    round: int = 0
+    inputs: int = 0
 
 
 class Agents:
@@ -132,20 +151,40 @@ class Agents:
         return np.asarray(rows, np.int64)
 
 
-def compile_generation(genomes: list, champion, files: dict, settings: Settings, neat_config: Any) -> tuple[Plan, Any]:
-    """The population kernel of `genomes`, followed by the genomes the champion and file behaviors
-    play (the champion is the first genome before there is one), and the Plan that says which is
-    which."""
-    networks = list(genomes)
-    fixed = {}
-    for role in settings.behaviors:
-        if role.role == "champion":
-            fixed[role.behavior] = len(networks)
-            networks.append(champion if champion is not None else genomes[0])
-        elif role.role == "file":
-            fixed[role.behavior] = len(networks)
-            networks.append(files[role.behavior])
-    return Plan(len(genomes), fixed), population_kernel(networks, settings, neat_config)
+def standard_match(settings: Settings, champion, files: dict) -> Match:
+    """The match the roles give: the champion and file behaviors' genomes as opponents."""
+    opponents = {r.behavior: champion if r.role == "champion" else files[r.behavior]
+                 for r in settings.behaviors if r.role in ("champion", "file")}
+    return Match(opponents, settings.episodes_per_genome)
+
+
+def compile_generation(genomes: list, champion, files: dict, settings: Settings, neat_config: Any,
+                       match: Match | None = None, configs: Mapping[str, Any] | None = None) -> tuple[Plan, Any]:
+    """The population kernel of `genomes`, followed by the opponents' genomes (of `match`, else of
+    the roles: the champion is the first genome before there is one), and the Plan that says which
+    is which. `configs` gives the neat config of the genomes that play a behavior where it is not
+    `neat_config` (an asymmetric game's populations): genomes of other configs go into a kernel of
+    their own, and the kernels run as one (MixedPopulation)."""
+    if match is None:
+        match = standard_match(settings, champion if champion is not None else genomes[0], files)
+    configs = configs or {}
+    population = [r.behavior for r in settings.behaviors if r.behavior not in match.opponents]
+    groups = [(configs.get(population[0], neat_config) if population else neat_config, list(genomes))]
+    places = {}
+    for behavior, genome in match.opponents.items():
+        config = configs.get(behavior, neat_config)
+        number = next((n for n, (c, _) in enumerate(groups) if c is config), len(groups))
+        if number == len(groups):
+            groups.append((config, []))
+        places[behavior] = (number, len(groups[number][1]))
+        groups[number][1].append(genome)
+    starts = np.cumsum([0] + [len(networks) for _, networks in groups])
+    fixed = {behavior: int(starts[number]) + position for behavior, (number, position) in places.items()}
+    if len(groups) == 1:
+        kernel = population_kernel(groups[0][1], settings, groups[0][0])
+        return Plan(len(genomes), fixed, match.episodes, match.round), kernel
+    kernel = MixedPopulation([population_kernel(networks, settings, config) for config, networks in groups])
+    return Plan(len(genomes), fixed, match.episodes, match.round, kernel.num_inputs), kernel
 
 
 def population_kernel(genomes: list, settings: Settings, neat_config: Any):
@@ -160,11 +199,13 @@ class EpisodeRunner:
     """Runs generations on an environment (envs/base.py); the networks run on `inference`
     (inference.py: in this process, on the pool, or whichever is faster)."""
 
-    def __init__(self, environment: Environment, settings: Settings, neat_config: Any, inference=None):
+    def __init__(self, environment: Environment, settings: Settings, neat_config: Any, inference=None,
+                 configs: Mapping[str, Any] | None = None):
         self.environment, self.settings, self.neat_config = environment, settings, neat_config
+        # The neat config of the genomes that play a behavior, where it is not neat_config (the
+        # populations of an asymmetric game, compile_generation).
+        self.configs = dict(configs or {})
         self.inference = inference or InProcessInference()
-        gc = neat_config.genome_config
-        self.num_inputs, self.num_outputs = gc.num_inputs, gc.num_outputs
         self.roles = {r.behavior: r for r in settings.behaviors}
         # Called once per step with the generation's stats so far (progress bars; env hosts report
         # that they are alive and how far they are with it).
@@ -174,19 +215,21 @@ class EpisodeRunner:
         self._warned: set[str] = set()
         self.started_once = False   # the environment has reset successfully at least once
 
-    def evaluate(self, genomes: list, champion=None, files: dict | None = None,
-                 generation: int = 0, part: int = 0) -> tuple[list[list[float]], GenerationStats]:
-        """Episode returns of each genome in `genomes` (genome objects), and the stats.
+    def evaluate(self, genomes: list, champion=None, files: dict | None = None, generation: int = 0,
+                 part: int = 0, match: Match | None = None) -> tuple[list[list[float]], GenerationStats]:
+        """Episode returns of each genome in `genomes` (genome objects), and the stats; the
+        opponents are those of `match`, else of the roles (champion, files).
 
         `part` numbers the share of a generation this call evaluates (env hosts evaluate a
         generation in parts); with a seed, the environment is reseeded from (seed, generation,
-        part) so a part's returns do not depend on which host ran it.
+        part, the match's round) so a part's returns do not depend on which host ran it.
 
         An environment that dies or stops answering mid-generation is restarted (after 0.5, 1 s):
         episodes already finished are kept, interrupted ones are played again. After
         MAX_SIMULATOR_FAILURES failures in one generation the run stops with a SimulatorError."""
         started = time.perf_counter()
-        plan, kernel = compile_generation(genomes, champion, files or {}, self.settings, self.neat_config)
+        plan, kernel = compile_generation(genomes, champion, files or {}, self.settings, self.neat_config, match,
+                                          self.configs)
         returns, stats = self.play(plan, kernel, generation, part)
         stats.seconds = time.perf_counter() - started  # the compilation included
         return returns, stats
@@ -197,13 +240,13 @@ class EpisodeRunner:
         started = time.perf_counter()
         self.inference.install(kernel)
         returns: list[list[float]] = [[] for _ in range(plan.count)]
-        stats = GenerationStats()
+        stats = GenerationStats(endings=[[] for _ in range(plan.count)])
         self.environment.take_game_stats()  # what the game recorded before this generation is not its
         failures = 0
         while True:
             try:
-                self.environment.expect(sum(max(0, self.settings.episodes_per_genome - len(r)) for r in returns))
-                self._start(generation, part)
+                self.environment.expect(sum(max(0, plan.episodes - len(r)) for r in returns))
+                self._start(generation, part, plan.round)
                 Generation(self, plan, returns, stats).play()
                 break
             except SimulatorError as error:
@@ -223,23 +266,24 @@ class EpisodeRunner:
         stats.seconds = time.perf_counter() - started
         return returns, stats
 
-    def _start(self, generation: int, part: int) -> None:
+    def _start(self, generation: int, part: int, round_: int = 0) -> None:
         seed = None
         if self.settings.seed is not None:
-            seed = (self.settings.seed * 1009 + generation + part * 104729) % 2**24
+            seed = (self.settings.seed * 1009 + generation + part * 104729 + round_ * 7919) % 2**24
         self.environment.reset(seed)
         self.started_once = True
 
     def check_layout(self, behavior: str, layout: Layout) -> None:
-        """A configured behavior's first report: its sizes must fit the genomes."""
-        if layout.inputs != self.num_inputs:
+        """A configured behavior's first report: its sizes must fit the genomes that play it."""
+        gc = self.configs.get(behavior, self.neat_config).genome_config
+        if layout.inputs != gc.num_inputs:
             raise EnvironmentMismatch(f"behavior {behavior!r} observes {layout.inputs} values but the genomes have "
-                                      f"num_inputs = {self.num_inputs}: set num_inputs = {layout.inputs} (sensor "
+                                      f"num_inputs = {gc.num_inputs}: set num_inputs = {layout.inputs} (sensor "
                                       f"sizes {list(layout.observation_sizes)})")
-        if layout.outputs != self.num_outputs:
+        if layout.outputs != gc.num_outputs:
             raise EnvironmentMismatch(
                 f"behavior {behavior!r} takes {layout.outputs} action values ({layout.describe_actions()}) but "
-                f"the genomes have num_outputs = {self.num_outputs}: set num_outputs = {layout.outputs}")
+                f"the genomes have num_outputs = {gc.num_outputs}: set num_outputs = {layout.outputs}")
 
     def warn_once(self, key: str, message: str, *args) -> None:
         if key not in self._warned:
@@ -254,12 +298,11 @@ class Generation:
         self.runner, self.plan, self.returns, self.stats = runner, plan, returns, stats
         self.env = runner.environment
         self.settings = runner.settings
-        episodes = self.settings.episodes_per_genome
         # Genomes waiting for an episode, round by round (returns may already hold some episodes).
-        self.queue = [g for round_ in range(episodes) for g in range(plan.count) if len(returns[g]) <= round_]
+        self.queue = [g for round_ in range(plan.episodes) for g in range(plan.count) if len(returns[g]) <= round_]
         self.next = 0
         self.remaining = len(self.queue)  # episodes still to finish
-        self.population = [b for b, r in runner.roles.items() if r.role == "population"]
+        self.population = [b for b in runner.roles if b not in plan.fixed]
         self.agents = Agents()
         self.steps_since_start = 0
         self.steps_since_progress = 0
@@ -330,10 +373,10 @@ class Generation:
         agents = self.agents
         rows = agents.lookup(behavior, batch.terminal_ids)
         known = rows >= 0
-        rows, rewards = rows[known], batch.terminal_rewards[known]
+        rows, rewards, interrupted = rows[known], batch.terminal_rewards[known], batch.interrupted[known]
         scored = agents.phase[rows] == Phase.SCORED
-        for row, reward in zip(rows[scored].tolist(), rewards[scored].tolist()):
-            self._record(behavior, row, agents.ret[row] + reward)
+        for row, reward, cut in zip(rows[scored].tolist(), rewards[scored].tolist(), interrupted[scored].tolist()):
+            self._record(behavior, row, agents.ret[row] + reward, EpisodeEnd(reward, bool(cut)))
         agents.release(behavior, batch.terminal_ids[known], rows)
         return bool(scored.any())
 
@@ -345,11 +388,12 @@ class Generation:
         if not len(rows):
             return rows, False
         scored = agents.phase[rows] == Phase.SCORED
-        scored_rows = rows[scored]
-        agents.ret[scored_rows] += batch.decision_rewards[scored]
-        cut = scored_rows[agents.decisions[scored_rows] >= max_steps]
-        for row in cut.tolist():
-            self._record(behavior, row, agents.ret[row])
+        scored_rows, rewards = rows[scored], batch.decision_rewards[scored]
+        agents.ret[scored_rows] += rewards
+        at_limit = agents.decisions[scored_rows] >= max_steps
+        cut = scored_rows[at_limit]
+        for row, reward in zip(cut.tolist(), rewards[at_limit].tolist()):
+            self._record(behavior, row, agents.ret[row], EpisodeEnd(reward, True))
             agents.phase[row] = Phase.OVERTIME
         if len(cut):
             self.runner.warn_once(
@@ -381,8 +425,10 @@ class Generation:
         self.next += take
         agents.genome[rows[take:]], agents.phase[rows[take:]] = 0, Phase.IDLE
 
-    def _record(self, behavior: str, row: int, value: float) -> None:
-        self.returns[int(self.agents.genome[row])].append(float(value))
+    def _record(self, behavior: str, row: int, value: float, end: EpisodeEnd) -> None:
+        genome = int(self.agents.genome[row])
+        self.returns[genome].append(float(value))
+        self.stats.endings[genome].append(end)
         self.stats.episodes += 1
         episodes = self.stats.scored.setdefault(behavior, ScoredEpisodes())
         episodes.returns.append(float(value))
@@ -396,7 +442,10 @@ class Generation:
             return
         agents = self.agents
         rows = np.concatenate([r for _, _, r in parts])
-        obs = parts[0][1].observations if len(parts) == 1 else np.concatenate([b.observations for _, b, _ in parts])
+        if self.plan.inputs:   # behaviors of different widths: each padded to the kernel's
+            obs = np.concatenate([_padded(b.observations, self.plan.inputs) for _, b, _ in parts])
+        else:
+            obs = parts[0][1].observations if len(parts) == 1 else np.concatenate([b.observations for _, b, _ in parts])
         reset = agents.fresh[rows]
         agents.fresh[rows] = False
         outputs = self.runner.inference.activate(obs, agents.genome[rows], rows, reset)
@@ -447,6 +496,15 @@ class Generation:
                 f"(DecisionRequester) and end their episodes")
 
 
+def _padded(observations: np.ndarray, width: int) -> np.ndarray:
+    """Observations with zero columns added up to `width`."""
+    if observations.shape[1] == width:
+        return observations
+    padded = np.zeros((len(observations), width), observations.dtype)
+    padded[:, :observations.shape[1]] = observations
+    return padded
+
+
 SURVEY_STEPS = 20   # a Unity DecisionRequester's period is at most 20 academy steps
 
 
@@ -464,6 +522,8 @@ def survey(environment: Environment, settings: Settings) -> Survey:
     layout. Env hosts size the parts of a generation by the count; `neatpar export` without a run
     folder's record takes the layouts."""
     population = {r.behavior for r in settings.behaviors if r.role == "population"}
+    if not population:   # asymmetric self-play: the populations take turns on the league behaviors
+        population = {next(r.behavior for r in settings.behaviors if r.role == "league")}
     configured = {r.behavior for r in settings.behaviors}
     environment.reset(None)
     live: set[tuple[str, int]] = set()

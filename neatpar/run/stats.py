@@ -5,9 +5,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Mapping, NamedTuple
 
 from ..envs.base import Aggregation, GameStat
+
+
+class EpisodeEnd(NamedTuple):
+    """How a genome's scored episode ended: the reward (and group reward) of its last report, and
+    whether a step limit cut it (the game's max_step_reached, or max_steps) rather than the game
+    ending it. Self-play reads game outcomes from it (run/league.py)."""
+    final_reward: float
+    interrupted: bool
 
 
 @dataclass
@@ -89,6 +97,9 @@ class GenerationStats:
     layouts: dict = field(default_factory=dict)   # behavior -> Layout, of the behaviors that reported
     scored: dict[str, ScoredEpisodes] = field(default_factory=dict)  # population behavior -> its scored episodes
     game: GameStats = field(default_factory=GameStats)  # what the game recorded about itself (Stats channel)
+    # Per genome, in the order of its episode returns: how each scored episode ended. Parts are
+    # put together by genome (env hosts' scheduler), not by `add`.
+    endings: list[list[EpisodeEnd]] = field(default_factory=list)
 
     @property
     def scored_steps_per_second(self) -> float:

@@ -12,8 +12,11 @@ interrupted) at the execution of the episode's L-th decision (0: never); `lifeti
 an agent at the execution of its D-th decision (terminal info, not interrupted) and enables a new
 agent with a fresh id in its place; `spawn_after` = K enables a behavior's agents K academy steps
 after each reset; `turns` = 1 (two behaviors) lets only the side to move decide: Probe at even
-academy step counts, Rival at odd ones, no actions between decisions. Every option but `behaviors`
-and `turns` takes one value per behavior (a single value applies to both).
+academy step counts, Rival at odd ones, no actions between decisions. `couple` = 1 (two behaviors
+with equal agents) adds to each agent's reward also the value the other behavior's agent of the
+same row executes in that academy step, so a return shows the opponent's actions too (self-play
+tests read which opponent an agent faced). Every option but `behaviors`, `turns` and `couple`
+takes one value per behavior (a single value applies to both).
 
 Closed form. Write a (+) b for float32 addition and S_m(v) = v (+) v (+) ... (+) v (m terms, left to
 right; S_0 = 0). Every info's reward is the (+)-sum of the values the agent executed since its
@@ -61,7 +64,7 @@ class Probe(Task):
     academy steps (see the module docstring for the closed form)."""
 
     OPTIONS = ("behaviors", "agents", "obs", "discrete", "mask_first", "episode_decisions", "spawn_after",
-               "lifetime", "turns")
+               "lifetime", "turns", "couple")
     PER_BEHAVIOR = ("agents", "obs", "discrete", "mask_first", "episode_decisions", "spawn_after", "lifetime")
 
     def __init__(self, options: dict, rng: np.random.Generator):
@@ -69,7 +72,11 @@ class Probe(Task):
         self.turns = integer(options, "turns", 0, 0, 1)
         if self.turns and len(names) != 2:
             raise OptionError("turns 1 needs two behaviors: add behaviors 2")
+        self.couple = integer(options, "couple", 0, 0, 1)
         self.counts = per_behavior(options, "agents", 4, names, 1, 4096)
+        if self.couple and (len(names) != 2 or self.counts[0] != self.counts[1]):
+            raise OptionError("couple 1 pairs the agents of two behaviors row by row: add behaviors 2 and give "
+                              "both the same agents")
         widths = per_behavior(options, "obs", 4, names, 1, 4096)
         self.discrete = per_behavior(options, "discrete", 0, names, 0, 1000)
         mask_first = per_behavior(options, "mask_first", 0, names, 0, 999)
@@ -109,11 +116,14 @@ class Probe(Task):
 
     def step(self, actions: dict, acting: dict, deciding: dict) -> dict[str, StepResult]:
         results = {}
+        executed = []
+        for b, behavior in enumerate(self.behaviors):
+            continuous, discrete = actions[behavior.name]
+            value = discrete[:, 0].astype(np.float32) if self.discrete[b] else continuous[:, 0]
+            executed.append(np.where(acting[behavior.name], value, np.float32(0.0)).astype(np.float32))
         for b, behavior in enumerate(self.behaviors):
             name = behavior.name
-            continuous, discrete = actions[name]
-            value = discrete[:, 0].astype(np.float32) if self.discrete[b] else continuous[:, 0]
-            reward = np.where(acting[name], value, np.float32(0.0)).astype(np.float32)
+            reward = executed[b] + executed[1 - b] if self.couple else executed[b]
             decided = deciding[name]
             self.decisions[name][decided] += 1
             self.lived[name][decided] += 1

@@ -1,12 +1,14 @@
 """The simulator's tasks: small, honest, numpy-vectorized dynamics behind ML-Agents behaviors.
 
 The interface a task offers the academy is in spec.py; the probe task, whose returns are known in
-closed form, is in probe.py. TASKS maps the builds' task names to their classes.
+closed form, is in probe.py; the competitive duel for self-play in duel.py. TASKS maps the builds'
+task names to their classes.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from .duel import Duel
 from .probe import Probe
 from .spec import Behavior, StepResult, Task, integer, positive_int
 
@@ -286,4 +288,4 @@ class Hover(Task):
         return {name: StepResult(reward, np.zeros(self.n, np.float32), crashed | interrupted, interrupted)}
 
 
-TASKS = {"ball": Ball3D, "teams": TwoTeams, "probe": Probe, "hover": Hover}
+TASKS = {"ball": Ball3D, "teams": TwoTeams, "probe": Probe, "duel": Duel, "hover": Hover}

@@ -1,0 +1,187 @@
+"""Asymmetric self-play in `neatpar evolve`: two behaviors with the role `league` (a striker and a
+goalie, a runner and a chaser), each evolving a NEAT population of its own from its own neat
+config ([neatpar] neat_configs: different observations and actions are fine), taking turns every
+`team_change` generations: the learning population plays the other one's league (run/league.py,
+ML-Agents' team_change).
+
+Each population has its own outputs in the run folder's `behavior-NAME/` (NAME as TensorBoard
+names it: the behavior with characters other than letters, digits and `._=-` made `_`):
+stats.csv (the population's own generations), fitness.png, species.png, behaviors.json,
+winner.json / .pickle / .dot (its league's best-rated member), winner.onnx, and TensorBoard
+event files, so that TensorBoard shows each population as a run of its own. The run folder holds
+what belongs to the run: checkpoints/, league.json and sim-logs/. A checkpoint is named after the
+run's generation (both populations' generations together) and holds the whole run: neat-python's
+Checkpointer format of the first league behavior's population, then neatpar's state with the
+second one's, both stats histories and the leagues.
+"""
+from __future__ import annotations
+
+import os
+import random
+import sys
+from dataclasses import dataclass
+
+import neat
+
+from .errors import ConfigError, ExportError
+from .export import write_model
+from .reporters import RunRecorder
+from .run_folder import RunFolder, checkpoint_state, load_behaviors, restore_population
+from .run_settings import RunSettings
+from .settings import Settings
+from .tensorboard import EventLog, behavior_run
+
+
+@dataclass
+class Side:
+    """One league behavior's population and its outputs."""
+    behavior: str
+    config: neat.Config
+    population: neat.Population
+    folder: RunFolder
+    events: EventLog
+    rows: list
+
+
+class Alternation:
+    """Both populations of an asymmetric self-play run (see the module docstring). `start` holds
+    the first behavior's population (new, or restored from a checkpoint, whose extras hold the
+    second one: `start.sides`); `run` is the run's settings, stored in every checkpoint."""
+
+    def __init__(self, settings: Settings, configs: dict, evaluator, folder: RunFolder, bar, quiet: bool,
+                 start, run: RunSettings, resumed: bool, before_finish=None):
+        self.settings, self.evaluator, self.folder, self.quiet = settings, evaluator, folder, quiet
+        self.run_settings = run
+        first, first_rows, saved_sides = start.population, start.rows, start.sides
+        self.before_finish = before_finish   # called first by finish (the final round-robin)
+        self.snapshot, self.snapshot_generation = b"", 0
+        selfplay = evaluator.selfplay
+        self.sides: list[Side] = []
+        for number, behavior in enumerate(selfplay.sides):
+            config = configs[behavior]
+            if not config.no_fitness_termination:
+                raise ConfigError(f"the neat config of {behavior!r} has no_fitness_termination = false: in asymmetric "
+                                  f"self-play a population stops only when the run does; set no_fitness_termination "
+                                  f"= true in its [NEAT] section")
+            if number == 0:
+                population, rows = first, first_rows
+            elif saved_sides is not None:
+                saved = saved_sides[behavior]
+                population = restore_population(saved["config"], config, saved["population"], saved["species"],
+                                                saved["generation"], saved["best_genome"])
+                rows = list(saved["rows"])
+            else:
+                population, rows = neat.Population(config), []   # continues the run's seeded generator
+            sub = RunFolder(os.path.join(folder.path, behavior_run(behavior)), None)
+            events = EventLog(sub.path, resume_at=population.generation if resumed else None)
+            population.add_reporter(RunRecorder(population, evaluator, sub, None, settings.generations, run, quiet,
+                                                rows, events, bar, label=f"{behavior.split('?')[0]:>8s} "))
+            population.add_reporter(_Turn(self))
+            self.sides.append(Side(behavior, config, population, sub, events, rows))
+            selfplay.start(behavior, next(iter(population.population.values())))
+        evaluator.configs = dict(configs)
+
+    @property
+    def generation(self) -> int:
+        """The run's generation in progress (both populations' generations together)."""
+        return self.evaluator.generation
+
+    @property
+    def completed(self) -> int:
+        """Generations with a stats row, both populations together."""
+        return sum(len(side.rows) for side in self.sides)
+
+    def run(self, generations: int) -> None:
+        """Turns until the run has `generations` generations."""
+        selfplay, change = self.evaluator.selfplay, self.settings.team_change
+        while self.generation < generations:
+            side = next(s for s in self.sides if s.behavior == selfplay.learner(self.generation))
+            side.population.run(self.evaluator.evaluate, min(change - self.generation % change,
+                                                             generations - self.generation))
+
+    def state(self, advanced: Side | None = None) -> bytes:
+        """The whole run as a checkpoint's content; `advanced` is the population that has just
+        made its next generation (neat-python counts it one generation later)."""
+        evaluator = self.evaluator
+        saved = {}
+        for side in self.sides:
+            population = side.population
+            saved[side.behavior] = {"config": side.config, "population": population.population,
+                                    "species": population.species, "best_genome": population.best_genome,
+                                    "generation": population.generation + (side is advanced),
+                                    "rows": list(side.rows)}
+        first = saved.pop(self.sides[0].behavior)
+        extras = {"champion": evaluator.champion, "evaluator_generation": evaluator.generation,
+                  "rows": first["rows"], "best_genome": first["best_genome"], "selfplay": evaluator.selfplay.state(),
+                  "sides": saved, "run_settings": self.run_settings.to_dict()}
+        return checkpoint_state(first["generation"], first["config"], first["population"], first["species"],
+                                random.getstate(), extras)
+
+    @property
+    def solved(self) -> None:
+        """Never: both populations run with no_fitness_termination."""
+        return None
+
+    def save_snapshot(self) -> str:
+        """Checkpoint of the generation that was running: it is played again on resume."""
+        return self.folder.save_checkpoint_bytes(self.snapshot_generation, self.snapshot)
+
+    def after_generation(self, side_population) -> None:
+        """A population made its next generation: the run's checkpoint, when one is due (every
+        checkpoint_interval generations, and after the run's last)."""
+        if self.generation % self.settings.checkpoint_interval == 0 or self.generation == self.settings.generations:
+            advanced = next(s for s in self.sides if s.population.population is side_population)
+            self.folder.save_checkpoint_bytes(self.generation, self.state(advanced))
+
+    def finish(self) -> list[str]:
+        """league.json; per population its winner (its league's best-rated member), the winner's
+        model for Unity and the plots (the simulators are no longer needed)."""
+        if self.before_finish is not None:
+            self.before_finish()
+        self.evaluator.close()
+        selfplay = self.evaluator.selfplay
+        files = [self.folder.save_league(selfplay.describe())]
+        layouts = {}   # as the game reported them to either population's first generation
+        for side in self.sides:
+            layouts.update(load_behaviors(side.folder.path) or {})
+        for side in self.sides:
+            member = selfplay.winner(side.behavior)
+            files += side.folder.save_winner(member.genome, side.config)
+            if layouts and not side.folder.has_behaviors():   # a population that never had its turn
+                side.folder.save_behaviors(layouts, {r.behavior: r.role for r in self.settings.behaviors})
+            if side.behavior in layouts:
+                try:
+                    files.append(write_model(member.genome, side.config, self.settings, layouts[side.behavior],
+                                             os.path.join(side.folder.path, "winner.onnx")))
+                except ExportError as error:
+                    print(f"neatpar: warning: no winner.onnx for {side.behavior}: {error}", file=sys.stderr)
+            files += side.folder.plot(side.rows)
+            if not self.quiet:
+                how = "the final round-robin's best" if selfplay.scores.get(side.behavior) else "the best-rated member"
+                print(f"\nwinner of {side.behavior}: genome {member.genome.key}, its league's {how} (ELO "
+                      f"{member.rating:.1f})")
+        if not self.quiet:
+            print("".join(f"  {path}\n" for path in files), end="", flush=True)
+        return files
+
+    def close(self) -> None:
+        for side in self.sides:
+            side.events.close()
+
+
+class _Turn(neat.reporting.BaseReporter):
+    """The run's snapshot before each generation (for a Ctrl+C checkpoint) and its checkpoints after."""
+
+    def __init__(self, alternation: Alternation):
+        self.alternation = alternation
+
+    def __reduce__(self):
+        # Checkpoints pickle the species set's reporters: this one holds the live run.
+        return (neat.reporting.BaseReporter, ())
+
+    def start_generation(self, generation):
+        run = self.alternation
+        run.snapshot, run.snapshot_generation = run.state(), run.generation
+
+    def end_generation(self, config, population, species_set):
+        self.alternation.after_generation(population)
