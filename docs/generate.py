@@ -55,6 +55,14 @@ GUIDES = {
     "backend": "../guides/scale-out.md#many-machines-ray",
     "address": "../guides/scale-out.md#on-a-real-cluster",
     "neat_step": "../guides/neat-python.md#the-neat-step-classes",
+    "league_window": "../guides/self-play.md#what-a-generation-does",
+    "league_snapshot": "../guides/self-play.md#what-a-generation-does",
+    "league_latest_ratio": "../guides/self-play.md#what-a-generation-does",
+    "league_rating_games": "../guides/self-play.md#elo",
+    "league_final_games": "../guides/self-play.md#the-winner",
+    "league_swap_sides": "../guides/self-play.md#symmetric-and-asymmetric-games",
+    "team_change": "../guides/self-play.md#symmetric-and-asymmetric-games",
+    "neat_configs": "../guides/self-play.md#symmetric-and-asymmetric-games",
 }
 
 
