@@ -1,5 +1,4 @@
-"""Arms neatpar's fast wire at interpreter start (imported by neatpar-fastwire.pth), and records
-this interpreter in NEATPAR_PYTHON for the simulator builds it may launch.
+"""Arms neatpar's fast wire at interpreter start (imported by neatpar-fastwire.pth).
 
 Costs a finder on sys.meta_path and nothing else until an mlagents-envs `_pb2` module is
 imported; then neatpar.envs.unity.fastwire rebuilds the message modules on modern protobuf.
@@ -29,8 +28,6 @@ class _FastWireFinder:
 
 
 def arm():
-    # The simulator builds in unity_builds/ run with the interpreter that launched them.
-    os.environ["NEATPAR_PYTHON"] = sys.executable
     if os.environ.get("NEATPAR_FASTWIRE", "1") != "0" and not any(
             isinstance(f, _FastWireFinder) or type(f).__name__ == "_FastWireFinder" for f in sys.meta_path):
         sys.meta_path.insert(0, _FastWireFinder())

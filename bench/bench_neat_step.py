@@ -35,7 +35,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))  # the identity tests' snapshots and configs
-import evolution_support as es  # noqa: E402
+from support import evolution as es  # noqa: E402
 
 ALL_FUNCTIONS = dict(activation_options=" ".join(es.ACTIVATIONS), activation_default="random",
                      activation_mutate_rate=0.2, aggregation_options=" ".join(es.AGGREGATIONS),

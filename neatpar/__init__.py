@@ -1,7 +1,8 @@
 """neatpar: parallel NEAT neuroevolution on Unity ML-Agents simulators and Gymnasium environments.
 
 Importing neatpar changes nothing outside it: what the spawn pool needs in multiprocessing and
-threading is installed when the first pool starts.
+threading is installed when the first pool starts. It declares the environments' live handles to
+the pool (envs/live_handles.py), so a script that makes its own UnityEnvironment is guarded too.
 """
 from .errors import (
     ClearedGlobalError,
@@ -15,11 +16,13 @@ from .errors import (
     UnguardedScriptError,
     WorkerStartError,
 )
+from .envs import live_handles as _live_handles
 from .evolution import Genome, Reproduction, SpeciesSet
 from .parallel.evaluator import ParallelEvaluator
 from .parallel.pool import Pool
 
 __version__ = "0.2.0"
+_live_handles.declare()
 
 
 def __getattr__(name):

@@ -1,5 +1,5 @@
 """Shared fixtures: real neat-python configs and genomes, and a check that no child process
-outlives a test. Shared functions live in helpers.py."""
+outlives a test. Shared functions live in the support package."""
 import os
 import shutil
 import signal
@@ -8,7 +8,8 @@ import tempfile
 import neat
 import pytest
 
-from helpers import child_pids, load_config, wait_gone
+from support.configs import load_config
+from support.processes import child_pids, wait_gone
 
 
 @pytest.fixture

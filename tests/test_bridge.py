@@ -15,7 +15,9 @@ import neatpar
 from neatpar.envs.unity.bridge import SimulatorBridge
 from neatpar.envs.unity.communicator import BASE_PORT, LocalCommunicator
 from neatpar.errors import ConfigError, LiveHandleError, SimulatorError
-from helpers import BALL, free_worker_id, run_marked, wait_gone
+from support.paths import BALL
+from support.processes import run_marked, wait_gone
+from support.simulators import free_worker_id
 
 CODECS = {"bulk": True, "mlagents": False}
 

@@ -38,7 +38,10 @@ from mlagents_envs.side_channel.raw_bytes_channel import RawBytesChannel
 from mlagents_envs.side_channel.side_channel_manager import SideChannelManager
 from mlagents_envs import timers
 
-from helpers import BUILDS, free_worker_id, wait_gone, write_config
+from support.configs import write_config
+from support.paths import BUILDS
+from support.processes import wait_gone
+from support.simulators import free_worker_id
 from neatpar import settings as settings_module
 from neatpar.envs.unity import bulk
 from neatpar.envs.unity.bridge import SimulatorBridge

@@ -15,8 +15,11 @@ import pytest
 import neatpar
 
 from neatpar.genome_io import genome_from_dict
-from helpers import (NEATPAR_COMMAND, ROOT, Run, ball_cfg, genes_of, hover_cfg, neatpar_cli, on_terminal, process_maps,
-                     screen, stats_rows, wait_until, write_config)
+from support.configs import ball_cfg, hover_cfg, write_config
+from support.evolution import genes_of
+from support.paths import ROOT
+from support.processes import process_maps, wait_until
+from support.runs import NEATPAR_COMMAND, Run, neatpar_cli, on_terminal, screen, stats_rows
 
 
 def test_evolve_writes_a_complete_run_folder(tmp_path):

@@ -12,7 +12,8 @@ import sys
 
 import pytest
 
-from helpers import ROOT, docs_tool
+from support.docs import docs_tool
+from support.paths import ROOT
 
 
 def read(page: str) -> str:

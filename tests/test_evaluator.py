@@ -12,11 +12,12 @@ import neat
 import numpy as np
 import pytest
 
-import fitness_fns
+from support import fitness_fns
 import neatpar
 import neatpar.parallel.serialize
 from neatpar.parallel.chunks import seed_genome
-from helpers import child_pids, load_config, make_config, run_marked, wait_gone
+from support.configs import load_config, make_config
+from support.processes import child_pids, run_marked, wait_gone
 
 
 def fitnesses(pairs):
@@ -117,7 +118,7 @@ class BestPerGeneration(neat.reporting.BaseReporter):
 
 def test_sending_the_config_does_not_advance_its_node_counter(xor_config, genomes):
     """neat-python's DefaultGenomeConfig.__getstate__ consumes a node key each time the config is
-    pickled (the tampering seed, inside neat-python): neatpar must not."""
+    pickled (a sender's data changed by sending it, inside neat-python): neatpar must not."""
     gc = xor_config.genome_config
     genome = genomes[0][1]
     genome.mutate_add_node(gc)  # starts the node counter
@@ -270,9 +271,11 @@ def test_a_generation_in_which_every_genome_times_out_is_an_error(genomes, xor_c
 
 def test_failures_show_in_a_neat_python_run_s_output_each_generation(tmp_path):
     script = (
-        "import neat, neatpar, fitness_fns, helpers\n"
+        "import neat, neatpar\n"
+        "from support import fitness_fns\n"
+        "from support.configs import load_config\n"
         "if __name__ == '__main__':\n"
-        "    population = neat.Population(helpers.load_config(), seed=3)\n"
+        "    population = neat.Population(load_config(), seed=3)\n"
         "    population.add_reporter(neat.StdOutReporter(False))\n"
         "    with neatpar.ParallelEvaluator(2, fitness_fns.raise_for_odd_keys, failure_fitness=-1.0) as ev:\n"
         "        population.run(ev.evaluate, 3)\n")

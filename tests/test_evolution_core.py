@@ -6,8 +6,7 @@ import random
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from evolution_support import NEAT_PYTHON, Run, assert_runs_agree, neatpar_classes, network_fitness, size_fitness, \
-    write_config
+from support.evolution import NEAT_PYTHON, Run, assert_runs_agree, neatpar_classes, network_fitness, size_fitness, write_config
 from neatpar.evolution import _core
 from neatpar.evolution.genome import reference_inputs, reference_union
 

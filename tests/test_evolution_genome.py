@@ -9,7 +9,7 @@ import pytest
 from neat.genes import DefaultConnectionGene, DefaultNodeGene
 
 import neatpar
-from evolution_support import Implementation, Run, assert_runs_agree, genome_state, size_fitness, write_config
+from support.evolution import Implementation, Run, assert_runs_agree, genome_state, size_fitness, write_config
 from neatpar.evolution.records import gene_dicts, genes
 
 

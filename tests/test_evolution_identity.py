@@ -16,9 +16,9 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-import evolution_support as es
-from evolution_support import NEAT_PYTHON, Run, assert_runs_agree
-from helpers import CONFIGS
+from support import evolution as es
+from support.evolution import NEAT_PYTHON, Run, assert_runs_agree
+from support.paths import CONFIGS
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import neatpar
-from evolution_support import write_config
+from support.evolution import write_config
 from neatpar.evolution.records import enabled_links, gene_dicts, gene_records, genes
 from neatpar.nn import FeedForwardPopulation, RecurrentPopulation
 

@@ -16,7 +16,7 @@ from hypothesis import given, settings, strategies as st
 from neat.math_util import mean, stdev
 
 import neatpar
-from evolution_support import write_config
+from support.evolution import write_config
 from neatpar.evolution import _core
 
 FLOATS = st.floats(allow_nan=True, allow_infinity=True) | st.sampled_from([0.0, -0.0, 1.0, -1.0, 5e-324])

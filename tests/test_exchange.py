@@ -8,7 +8,7 @@ import pytest
 import neatpar
 from neatpar.errors import StaleStepError
 from neatpar.run.exchange import StepExchange
-from helpers import shm_segments
+from support.processes import shm_segments
 
 STEPS = 100_000  # the exchange's stress test: at least 100,000 sequenced steps
 

@@ -9,9 +9,11 @@ import neat
 import numpy as np
 import onnx
 
-from helpers import (
-    BUILDS, ball_cfg, checked_session, free_worker_id, hover_cfg, memory_size, neatpar_cli, read_like_ml_agents,
-    record_ball_episodes, record_episodes, replay_deviation, write_config)
+from support.configs import ball_cfg, hover_cfg, write_config
+from support.onnx_models import checked_session, memory_size, read_like_ml_agents, record_ball_episodes, record_episodes, replay_deviation
+from support.paths import BUILDS
+from support.runs import neatpar_cli
+from support.simulators import free_worker_id
 from neatpar.envs.base import Layout
 from neatpar.envs.unity.adapter import outputs_to_actions
 from neatpar.genome_io import load_genome

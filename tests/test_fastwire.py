@@ -11,7 +11,9 @@ from mlagents_envs.base_env import ActionTuple
 
 import neatpar
 from neatpar.envs.unity import fastwire
-from helpers import ROOT, as_plain, simulator
+from support.messages import as_plain
+from support.paths import ROOT
+from support.simulators import simulator
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
 # Names the old files bind only for their own machinery, which current protoc output has no use for.
@@ -111,7 +113,7 @@ def test_pure_python_backend_when_asked_same_results():
     script = SUBPROCESS_CHECK + (
         "import json, sys\n"
         f"sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r})\n"
-        "from helpers import as_plain\n"
+        "from support.messages import as_plain\n"
         "from mlagents_envs.communicator_objects.unity_message_pb2 import UnityMessageProto\n"
         f"data = open({os.path.join(FIXTURES, 'step_output.bin')!r}, 'rb').read()\n"
         f"expected = json.load(open({os.path.join(FIXTURES, 'expected.json')!r}))['messages']['step_output']\n"

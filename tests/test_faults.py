@@ -10,7 +10,8 @@ import time
 import pytest
 
 from neatpar.run_folder import load_checkpoint
-from helpers import NEATPAR_COMMAND, Run, ball_cfg, neatpar_cli, stats_rows
+from support.configs import ball_cfg
+from support.runs import NEATPAR_COMMAND, Run, neatpar_cli, stats_rows
 
 pytestmark = pytest.mark.slow
 

@@ -6,7 +6,9 @@ import re
 import subprocess
 import sys
 
-from helpers import ROOT, ball_cfg, neatpar_cli
+from support.configs import ball_cfg
+from support.paths import ROOT
+from support.runs import neatpar_cli
 
 
 def docs_block(page: str, marker: str) -> str:

@@ -13,7 +13,9 @@ from gymnasium import spaces
 from neatpar import ConfigError, EnvEvaluator, UnityEvaluator
 from neatpar.envs.gym import GymEnvironment, GymSetup, episode_seed
 from neatpar.settings import Settings
-from helpers import ROOT, make_config, neatpar_cli, write_config
+from support.configs import make_config, write_config
+from support.paths import ROOT
+from support.runs import neatpar_cli
 
 MODULE = __name__  # this module, as the Env classes below are named from a config: gymnasium:MODULE:Class
 # Box2D's SWIG bindings warn about themselves when LunarLander first imports them.

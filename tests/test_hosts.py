@@ -13,8 +13,10 @@ import pytest
 from neatpar import ConfigError
 from neatpar.run.hosts import split
 from neatpar.run.evaluator import UnityEvaluator
-from helpers import (ROOT, Run, ball_cfg, cmdline, evaluator_and_population, fitnesses, neatpar_cli, parent_of, pid_alive,
-                     probe_hosts, stats_rows, undisturbed, wait_gone, wait_until)
+from support.configs import ball_cfg
+from support.paths import ROOT
+from support.processes import cmdline, parent_of, pid_alive, wait_gone, wait_until
+from support.runs import Run, evaluator_and_population, fitnesses, neatpar_cli, probe_hosts, stats_rows, undisturbed
 
 
 def test_split_gives_one_part_per_host_or_fewer_when_one_host_s_agents_suffice():
@@ -195,3 +197,20 @@ def test_the_ball_example_with_two_env_hosts():
                             capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert result.returncode == 0, result.stderr
     assert "best genome" in result.stdout and "its returns on 3 fresh episodes" in result.stdout
+
+
+def test_a_host_stopped_while_its_game_is_launching_leaves_no_game():
+    """SIGTERM reaches a local env host between forking its game and the bridge learning the
+    game's PID: the host's handler kills its own children, so the game does not live on."""
+    script = ("import os, signal, subprocess, sys, time\n"
+              "import neatpar.run.local_hosts as hosts\n"
+              "signal.signal(signal.SIGTERM, hosts._on_sigterm)\n"  # as _host_init installs it; no bridge yet
+              "game = subprocess.Popen(['sleep', '60'], start_new_session=True)\n"
+              "print(game.pid, flush=True)\n"
+              "time.sleep(60)\n")
+    host = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    game = int(host.stdout.readline())
+    assert pid_alive(game)
+    host.send_signal(signal.SIGTERM)
+    assert host.wait(timeout=30) == 128 + signal.SIGTERM
+    assert not wait_gone([game], timeout=10), "the game outlived its host"

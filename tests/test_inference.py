@@ -10,7 +10,11 @@ from neatpar import settings as run_config
 from neatpar.run.inference import AutoInference, InProcessInference, PoolInference
 from neatpar.nn import CTRNNPopulation, FeedForwardPopulation, RecurrentPopulation
 from neatpar.run.evaluator import UnityEvaluator
-from helpers import BUILDS, Run, ball_cfg, free_worker_id, segments_mapped, shm_segments, wait_gone, write_config
+from support.configs import ball_cfg, write_config
+from support.paths import BUILDS
+from support.processes import segments_mapped, shm_segments, wait_gone
+from support.runs import Run
+from support.simulators import free_worker_id
 
 
 def evolved(tmp_path, feed_forward, count=12, outputs=2):

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from neatpar.nn import FeedForwardPopulation, RecurrentPopulation
-from helpers import ALL_ACTIVATIONS, ALL_AGGREGATIONS, hand_genome, make_config, write_config
+from support.configs import ALL_ACTIVATIONS, ALL_AGGREGATIONS, evolved_genomes, hand_genome, make_config, write_config
 
 BASIC = dict(activation_options="sigmoid tanh relu", activation_mutate_rate=0.3)
 ACTIVATIONS = ALL_ACTIVATIONS.split()
@@ -36,16 +36,6 @@ def configs(tmp_path_factory):
             made[key] = make_config(folder, f"{len(made)}.cfg", **options)
         return made[key]
     return get
-
-
-def evolved_genomes(config, seed, rounds):
-    """A population built and mutated with neat-python's own operators."""
-    population = neat.Population(config, seed=seed)
-    genomes = list(population.population.values())
-    for genome in genomes:
-        for _ in range(rounds):
-            genome.mutate(config.genome_config)
-    return genomes
 
 
 def ff_reference(genomes, config, x, index):

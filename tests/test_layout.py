@@ -2,10 +2,11 @@
 layers below do not import the layers above), and importing neatpar changes nothing outside it."""
 import ast
 import os
+import re
 import subprocess
 import sys
 
-from helpers import ROOT
+from support.paths import ROOT
 
 PACKAGE = os.path.join(ROOT, "neatpar")
 
@@ -145,3 +146,24 @@ def test_the_first_pool_installs_what_it_needs():
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert result.stdout.split() == ["True", "True"], result.stderr
+
+
+ENVIRONMENT_NAMES = re.compile(r"mlagents|ml-agents|unity|gymnasium|\bgym\b", re.IGNORECASE)
+
+
+def environment_mentions(folder: str) -> list[str]:
+    """Every line of the modules under `folder` (code, strings and comments) naming an environment."""
+    found = []
+    for name, path in modules().items():
+        if path.startswith(folder + os.sep):
+            for number, line in enumerate(open(path).read().splitlines(), 1):
+                if ENVIRONMENT_NAMES.search(line):
+                    found.append(f"{name}:{number}: {line.strip()}")
+    return found
+
+
+def test_parallel_names_no_environment():
+    """parallel/ learns what a worker must clear or refuse from declarations (envs/live_handles.py
+    declares ML-Agents' classes): no environment's name appears in it, not even in a string."""
+    assert environment_mentions(os.path.join(PACKAGE, "parallel")) == []
+    assert environment_mentions(os.path.join(PACKAGE, "envs"))  # the check sees what it looks for

@@ -13,7 +13,9 @@ from neatpar.run.evaluator import UnityEvaluator
 from neatpar.run.league import INITIAL_RATING, Game, League, Member, SelfPlay, expected, rate, result_of
 from neatpar.run.stats import EpisodeEnd
 from neatpar.settings import Settings
-from helpers import BUILDS, free_worker_id, hand_genome, write_config
+from support.configs import hand_genome, write_config
+from support.paths import BUILDS
+from support.simulators import free_worker_id
 
 PROBE = os.path.join(BUILDS, "probe")
 EPISODE = 5  # decisions of a probe episode

@@ -6,7 +6,7 @@ import pytest
 
 from neatpar.nn import FeedForwardPopulation, RecurrentPopulation
 from neatpar.nn.mixed import MixedPopulation
-from helpers import make_config
+from support.configs import make_config
 
 
 def mutated(config, count, seed, rounds=4):

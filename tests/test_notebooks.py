@@ -13,7 +13,9 @@ import nbclient
 import nbformat
 import pytest
 
-from helpers import ROOT, docs_tool, wait_gone
+from support.docs import docs_tool
+from support.paths import ROOT
+from support.processes import wait_gone
 
 SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripts")
 EVOLUTION = os.path.join(SCRIPTS, "interactive_evolution.ipynb")

@@ -25,7 +25,8 @@ from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto
 
-from helpers import ALL_ACTIVATIONS, ALL_AGGREGATIONS, checked_session, hand_genome, make_config, memory_size, read_like_ml_agents, record_ball_episodes, replay_deviation, value_info
+from support.configs import ALL_ACTIVATIONS, ALL_AGGREGATIONS, hand_genome, make_config
+from support.onnx_models import checked_session, memory_size, read_like_ml_agents, record_ball_episodes, replay_deviation, value_info
 from neatpar.envs.base import Layout
 from neatpar.envs.unity.adapter import outputs_to_actions
 from neatpar.errors import ExportError

@@ -12,7 +12,9 @@ import zipfile
 
 import pytest
 
-from helpers import ROOT, ball_cfg
+from support.configs import ball_cfg
+from support.paths import BALL, ROOT
+from support.simulators import free_worker_id
 
 pytestmark = pytest.mark.slow
 
@@ -80,6 +82,8 @@ def test_sdist_wheel_installs_without_extras_and_evolves_with_the_fast_wire(tmp_
 
 
 def test_installed_wheel_arms_the_hook_in_a_fresh_environment(tmp_path):
+    """... and the simulator builds run on the interpreter that launched them (the fresh
+    environment's, not this checkout's .venv), found by the builds themselves."""
     wheels = tmp_path / "wheels"
     run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), ROOT])
     wheel = glob.glob(str(wheels / "neatpar-*.whl"))[0]
@@ -87,6 +91,22 @@ def test_installed_wheel_arms_the_hook_in_a_fresh_environment(tmp_path):
     run([sys.executable, "-m", "pip", "--python", python, "install", "--no-deps", "-q", wheel])
     site = run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip()
     check_fast_wire(python, tmp_path, os.path.join(site, "neatpar"))
+    launched = run([python, "-c", LAUNCHED_WITH.format(build=BALL, worker_id=free_worker_id())], cwd=tmp_path)
+    assert launched.stdout.split() == [python, "-m", "neatpar.sim", "ball", python, "False"], launched.stderr
+
+
+# A build's simulator process as a plain UnityEnvironment launches it: its command line, the
+# launching interpreter, and whether NEATPAR_PYTHON was set.
+LAUNCHED_WITH = (
+    "import os, sys\n"
+    "from mlagents_envs.environment import UnityEnvironment\n"
+    "env = UnityEnvironment({build!r}, worker_id={worker_id}, no_graphics=True)\n"
+    "try:\n"
+    "    print(*open(f'/proc/{{env._process.pid}}/cmdline').read().split(chr(0))[:4], sys.executable,\n"
+    "          'NEATPAR_PYTHON' in os.environ)\n"
+    "finally:\n"
+    "    env.close()\n"
+)
 
 
 def test_editable_install_arms_the_hook(tmp_path):

@@ -6,7 +6,7 @@ import socket
 
 import pytest
 
-import fitness_fns
+from support import fitness_fns
 import neatpar
 from neatpar.errors import LiveHandleError, TaskTimeout, TransferError, WorkerDied
 

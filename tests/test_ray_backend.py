@@ -15,10 +15,12 @@ os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # before Ray is imported: no
 # The ray extra: make test installs it (CI runs these tests); without it the module is skipped.
 ray = pytest.importorskip("ray")
 
-import fitness_fns  # noqa: E402
-from helpers import (  # noqa: E402
-    ROOT, Run, ball_cfg, cmdline, duel_cfg, evaluator_and_population, fitnesses, hover_cfg, neatpar_cli,
-    probe_hosts, stats_rows, undisturbed, wait_gone, wait_until)
+from support import fitness_fns  # noqa: E402
+from support.configs import ball_cfg, hover_cfg
+from support.duels import duel_cfg
+from support.paths import ROOT
+from support.processes import cmdline, wait_gone, wait_until
+from support.runs import Run, evaluator_and_population, fitnesses, neatpar_cli, probe_hosts, stats_rows, undisturbed
 from neatpar import LiveHandleError, ParallelEvaluator  # noqa: E402
 
 pytestmark = pytest.mark.slow

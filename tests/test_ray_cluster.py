@@ -10,7 +10,8 @@ os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # before Ray is imported: no
 ray = pytest.importorskip("ray")
 from ray.cluster_utils import Cluster  # noqa: E402
 
-from helpers import fitnesses, probe_hosts, wait_until  # noqa: E402
+from support.processes import wait_until  # noqa: E402
+from support.runs import fitnesses, probe_hosts  # noqa: E402
 from neatpar.run.ray_hosts import PLACEMENT_NOTE_SECONDS  # noqa: E402
 
 pytestmark = pytest.mark.slow

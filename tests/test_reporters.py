@@ -30,7 +30,9 @@ from neatpar.run_folder import RunFolder, species_figure  # noqa: E402
 from neatpar.run_settings import RunSettings  # noqa: E402
 from neatpar.sim.probe import observation  # noqa: E402
 from neatpar.tensorboard import EventLog  # noqa: E402
-from helpers import BUILDS, free_worker_id, write_config  # noqa: E402
+from support.configs import write_config  # noqa: E402
+from support.paths import BUILDS  # noqa: E402
+from support.simulators import free_worker_id  # noqa: E402
 
 PROBE = os.path.join(BUILDS, "probe")
 EPISODE = 5  # decisions in every probe episode

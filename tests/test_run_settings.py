@@ -4,7 +4,7 @@ import pytest
 
 from neatpar.errors import ConfigError
 from neatpar.run_settings import RunSettings, config_changes, resumed
-from helpers import ball_cfg
+from support.configs import ball_cfg
 
 WHERE = "run/checkpoints/checkpoint-2.gz"
 

@@ -9,7 +9,9 @@ import pytest
 from neatpar import settings as run_config
 from neatpar.genome_io import save_genome_json
 from neatpar.run.evaluator import UnityEvaluator
-from helpers import BALL, BUILDS, free_worker_id, write_config
+from support.configs import write_config
+from support.paths import BALL, BUILDS
+from support.simulators import free_worker_id
 
 TEAMS = os.path.join(BUILDS, "teams")
 

@@ -13,7 +13,11 @@ import onnx
 import pytest
 
 import neatpar
-from helpers import DUEL_SHORT, Run, duel_cfg, genes_of, neatpar_cli, shm_segments, write_config
+from support.configs import write_config
+from support.duels import DUEL_SHORT, duel_cfg
+from support.evolution import genes_of
+from support.processes import shm_segments
+from support.runs import Run, neatpar_cli
 from neatpar.run_folder import load_checkpoint
 
 TIMING = ("seconds", "scored_steps_per_s")

@@ -4,7 +4,7 @@ import pickle
 import neat
 
 from neatpar.parallel.serialize import _peek_count, dumps
-from helpers import load_config
+from support.configs import load_config
 
 
 def started_config():

@@ -60,7 +60,7 @@ def test_no_masked_action_is_ever_sent_on_any_path(tmp_path, envs):
     """A build that ends at the first masked action it receives (strict masks), driven through every
     path that sends actions: the env hosts' survey (envs = 2), an unlisted behavior, agents left
     without a genome, resets of a game whose episodes never end; both behaviors mask action 0."""
-    from helpers import probe_hosts
+    from support.runs import probe_hosts
     args = "--behaviors 2 --discrete 3 --mask-first 1 --episode-decisions 0 --strict-masks 1"
     evaluator, config, pairs = probe_hosts(tmp_path, agents=4, pop=10, envs=envs, episode=0, num_outputs=3,
                                            env_args=f"--agents 4 {args}", max_steps=3)

@@ -1,20 +1,18 @@
 """What runs inside a spawn worker before any task: globals clearing, unguarded scripts, start-up
-failures, module-level state, and Ctrl+C. Each scenario is a real script run in a real interpreter."""
+failures, values drawn at import, and Ctrl+C. Each scenario is a real script run in a real
+interpreter."""
 import fnmatch
 import json
 import os
-import random
 import signal
 import socket
 import subprocess
 import sys
 import time
 
-import numpy as np
 import pytest
-from helpers import ROOT, run_marked, wait_gone, wait_until
-
-from neatpar.parallel import module_state
+from support.paths import ROOT
+from support.processes import run_marked, wait_gone, wait_until
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = os.path.join(TESTS, "scripts")
@@ -139,7 +137,7 @@ def test_a_function_that_raises_when_unpickled_in_the_worker_is_one_error_at_onc
     """It pickles here (`python -c`: by value) but cannot be loaded in a worker: a start failure."""
     script = (
         "import neatpar\n"
-        "from fitness_fns import Unloadable\n"
+        "from support.fitness_fns import Unloadable\n"
         "ARGUMENT = Unloadable()\n"
         "def fitness(genome, config):\n"
         "    return float(ARGUMENT is not None)\n"
@@ -196,55 +194,3 @@ def test_values_drawn_unseeded_at_import_differ_in_workers_and_are_warned_about(
         assert (f"RuntimeWarning: a spawn worker drew from {generator}'s global generator without seeding it while "
                 f"it re-imported your main script") in warnings[0]
         assert "initializer/initargs" in warnings[0]
-
-
-@pytest.fixture
-def generators_restored():
-    state = random.getstate(), np.random.get_state()
-    yield
-    random.setstate(state[0])
-    np.random.set_state(state[1])
-
-
-WORDS = [0, 1, 2, 623, 624, 625, 1248, 5000, 624 * 100 + 7]  # 32-bit words drawn: within a block, across twists
-
-
-@pytest.mark.parametrize("words", WORDS)
-def test_draws_without_seeding_are_recognised_for_any_count(generators_restored, words):
-    random.seed()  # from the OS, as a fresh interpreter does
-    np.random.seed()
-    before = module_state.snapshot()
-    if words:
-        random.getrandbits(32 * words)
-        np.random.bytes(4 * words)  # 4 bytes per 32-bit word
-    expected = ("random", "numpy.random") if words else ()
-    assert module_state.unseeded_draws(before) == expected
-
-
-@pytest.mark.parametrize("words", WORDS)
-def test_seeding_is_never_taken_for_a_draw(generators_restored, words):
-    random.seed()
-    np.random.seed()
-    before = module_state.snapshot()
-    random.seed(words)  # any seed, then any number of draws: every process gets the same values
-    np.random.seed(words)
-    if words:
-        random.getrandbits(32 * words)
-        np.random.bytes(4 * words)
-    assert module_state.unseeded_draws(before) == ()
-
-
-def test_ordinary_draws_of_each_kind_are_recognised(generators_restored):
-    for draw in (random.random, lambda: random.gauss(0, 1), lambda: random.shuffle(list(range(50))),
-                 lambda: random.randrange(10 ** 30), np.random.random, lambda: np.random.normal(size=7),
-                 lambda: np.random.randint(0, 10, size=1000), lambda: np.random.permutation(300)):
-        before = module_state.snapshot()
-        draw()
-        assert module_state.unseeded_draws(before), draw
-
-
-def test_draws_beyond_the_recognised_length_are_not_flagged(generators_restored):
-    """The check gives up after MAX_TWISTS blocks: a miss, never a false alarm."""
-    before = module_state.snapshot()
-    random.getrandbits(32 * 624 * (module_state.MAX_TWISTS + 2))
-    assert module_state.unseeded_draws(before) == ()

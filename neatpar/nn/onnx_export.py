@@ -92,13 +92,20 @@ OUTPUT_ORDER = ("version_number", "memory_size", "continuous_actions", "continuo
                 "deterministic_discrete_actions", "recurrent_out")
 
 
+class CTRNNTimes(NamedTuple):
+    """A CTRNN policy's clock: the time each decision advances the network, and its Euler step."""
+    advance_time: float
+    time_step: float
+
+
 def export_policy(genome, neat_config: Any, layout: Layout, recurrent: bool = False,
-                  ctrnn: tuple[float, float] | None = None) -> onnx.ModelProto:
+                  ctrnn: CTRNNTimes | tuple[float, float] | None = None) -> onnx.ModelProto:
     """The ONNX model of `genome` (neat-python's FeedForwardNetwork, RecurrentNetwork when
     `recurrent`, or CTRNN when `ctrnn` = (advance_time, time_step): each decision is one
     CTRNN.advance) acting on a behavior with `layout` (sensor sizes in the behavior's order,
     continuous actions, branch sizes), for ML-Agents' inference."""
     _check_layout(layout)
+    ctrnn = None if ctrnn is None else CTRNNTimes(*ctrnn)
     gc = neat_config.genome_config
     if (gc.num_inputs, gc.num_outputs) != (layout.inputs, layout.outputs):
         raise ExportError(
@@ -111,7 +118,7 @@ def export_policy(genome, neat_config: Any, layout: Layout, recurrent: bool = Fa
     if ctrnn is None:
         network = _Network(graph, tables, layout)
     else:
-        network = _CTRNN(graph, tables, layout, euler_schedule(*ctrnn))
+        network = _CTRNN(graph, tables, layout, euler_schedule(ctrnn.advance_time, ctrnn.time_step))
     _policy_outputs(graph, layout, network.evaluate(), network.memory_size)
     inputs = sorted(graph.inputs, key=lambda v: INPUT_ORDER.index(v.name.rstrip("0123456789")))
     outputs = sorted(graph.outputs, key=lambda v: OUTPUT_ORDER.index(v.name))
@@ -123,9 +130,9 @@ def export_policy(genome, neat_config: Any, layout: Layout, recurrent: bool = Fa
     return model
 
 
-def _kind(recurrent: bool, ctrnn) -> str:
+def _kind(recurrent: bool, ctrnn: CTRNNTimes | None) -> str:
     if ctrnn is not None:
-        return f"CTRNN (advance {ctrnn[0]!r} s per decision, time step {ctrnn[1]!r} s)"
+        return f"CTRNN (advance {ctrnn.advance_time!r} s per decision, time step {ctrnn.time_step!r} s)"
     return "recurrent network" if recurrent else "feed-forward network"
 
 

@@ -193,13 +193,13 @@ class ParallelEvaluator:
         """In this process; the per-genome seeding must not disturb the caller's generators
         (neat-python's reproduction draws from `random` between generations)."""
         genomes = [g for _, g in pairs]
-        saved = random.getstate(), np.random.get_state()
+        saved_random, saved_numpy = random.getstate(), np.random.get_state()
         try:
             for genome, outcome in zip(genomes, evaluate_chunk(self.eval_function, config, self.seed, genomes)):
                 self._apply(genome, outcome)
         finally:
-            random.setstate(saved[0])
-            np.random.set_state(saved[1])
+            random.setstate(saved_random)
+            np.random.set_state(saved_numpy)
 
     def _evaluate_pool(self, pairs: list, config: Any) -> None:
         payload = dumps_for_worker(config)

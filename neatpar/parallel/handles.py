@@ -1,10 +1,10 @@
 """Live handles: recognising objects that must never be copied into a worker, and the placeholder
 that stands in for them there.
 
-A live handle is an object bound to a resource of the process that made it: a Unity/ML-Agents
-environment connection, a socket, a gRPC server or channel, a multiprocessing connection, an open
-file, a child process. Copying one into another process (by fork, or by spawn's re-import of the
-main module) is the failure this project exists to prevent.
+A live handle is an object bound to a resource of the process that made it: an environment's
+connection (declared by its adapter, see declarations.py), a socket, a gRPC server or channel, a
+multiprocessing connection, an open file, a child process. Copying one into another process (by
+fork, or by spawn's re-import of the main module) is the failure this project exists to prevent.
 """
 from __future__ import annotations
 
@@ -17,21 +17,23 @@ from types import CodeType, FunctionType, MethodType, ModuleType
 from typing import Any, Callable, NamedTuple
 
 from ..errors import ClearedGlobalError
+from . import declarations
+from .declarations import HandleClass
 
-# (module prefix, class name) pairs matched against an object's MRO, so that recognising an
-# mlagents or gRPC object never imports mlagents or gRPC.
-_HANDLE_CLASSES = {
-    ("mlagents_envs.base_env", "BaseEnv"): "ML-Agents environment connection",
-    ("mlagents_envs.environment", "UnityEnvironment"): "Unity environment connection",
-    ("grpc", "Server"): "gRPC server",
-    ("grpc", "Channel"): "gRPC channel",
-    ("multiprocessing.connection", "Connection"): "multiprocessing connection",
-    ("multiprocessing.pool", "Pool"): "multiprocessing pool",
-    ("neatpar.parallel.pool", "Pool"): "neatpar pool",
-}
-# Handles that launch a simulator or bind a port when created: re-creating one in a worker is the
-# failure of an unguarded script, so finding one there is an error, not just something to clear.
-_CONNECTING_KINDS = {"ML-Agents environment connection", "Unity environment connection", "gRPC server"}
+# Handles of the standard library and gRPC, matched by module and class name against an object's
+# MRO (so that recognising one never imports gRPC); the layers above declare their own
+# (declarations.py).
+_BUILT_IN = (
+    HandleClass("grpc", "Server", "gRPC server", connecting=True),
+    HandleClass("grpc", "Channel", "gRPC channel", connecting=False),
+    HandleClass("multiprocessing.connection", "Connection", "multiprocessing connection", connecting=False),
+    HandleClass("multiprocessing.pool", "Pool", "multiprocessing pool", connecting=False),
+    HandleClass("neatpar.parallel.pool", "Pool", "neatpar pool", connecting=False),
+)
+
+
+def _handle_classes() -> tuple[HandleClass, ...]:
+    return _BUILT_IN + declarations.handle_classes()
 
 
 def handle_kind(obj: Any) -> str | None:
@@ -44,17 +46,18 @@ def handle_kind(obj: Any) -> str | None:
         return "child process"
     if isinstance(obj, io.IOBase):
         return None if obj.closed else "open file"
+    classes = _handle_classes()
     for cls in type(obj).__mro__:
         module = getattr(cls, "__module__", "") or ""
-        for (prefix, name), kind in _HANDLE_CLASSES.items():
-            if cls.__name__ == name and module.startswith(prefix):
-                return kind
+        for declared in classes:
+            if cls.__name__ == declared.name and module.startswith(declared.module):
+                return declared.kind
     return None
 
 
 def is_connecting(kind: str) -> bool:
-    """True for handle kinds whose creation launches a simulator or binds a port."""
-    return kind in _CONNECTING_KINDS
+    """True for handle kinds whose creation launches a program (a simulator) or binds a port."""
+    return any(declared.kind == kind and declared.connecting for declared in _handle_classes())
 
 
 def find_live_handles(namespace: dict) -> dict[str, str]:
@@ -181,32 +184,22 @@ class ClearedGlobal:
         return (ClearedGlobal, (object.__getattribute__(self, "_name"), object.__getattribute__(self, "_kind")))
 
 
-def _close_environments_before_thread_shutdown() -> None:
-    """Close every open mlagents UnityEnvironment before Python joins its threads at exit.
-
-    mlagents-envs 0.28 closes an environment from an atexit handler, but Python first joins the
-    gRPC server's worker threads, one of which waits for the main thread's next reply to the game:
-    a script that ends (often by an exception) without env.close() hangs forever at exit. Closing
-    first answers the game with "quit" and lets the thread end, as env.close() would.
-    """
-    import gc
-    import sys
-    environment = sys.modules.get("mlagents_envs.environment")
-    if environment is None:
-        return
-    for obj in gc.get_objects():
-        if isinstance(obj, environment.UnityEnvironment) and getattr(obj, "_loaded", False):
-            try:
-                obj._close(timeout=5)
-            except Exception:  # noqa: BLE001 - best effort at exit
-                pass
+def _run_exit_hooks() -> None:
+    """Run the declared exit hooks (each, say, closing connections whose threads would otherwise
+    keep Python's exit waiting)."""
+    for hook in declarations.exit_hooks():
+        try:
+            hook()
+        except Exception:  # noqa: BLE001 - best effort at exit
+            pass
 
 
-def install_exit_guard() -> None:
-    """Register the guard above with threading's exit hooks (which run before its thread joins)."""
+def install_exit_hooks() -> None:
+    """Register the declared exit hooks with threading's exit hooks (which run before its thread
+    joins). Called by the first pool and by whoever opens such a connection; idempotent."""
     import concurrent.futures.thread  # noqa: F401 - registers its thread joins first: ours then run before
     import threading
     register = getattr(threading, "_register_atexit", None)
-    if register is not None and not getattr(install_exit_guard, "done", False):
-        register(_close_environments_before_thread_shutdown)
-        install_exit_guard.done = True
+    if register is not None and not getattr(install_exit_hooks, "done", False):
+        register(_run_exit_hooks)
+        install_exit_hooks.done = True

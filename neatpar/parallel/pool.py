@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from ..errors import LiveHandleError, RemoteError, TaskTimeout, WorkerDied, WorkerStartError
 from . import module_state, worker_errors, workers
-from .handles import install_exit_guard
+from .handles import install_exit_hooks
 from .messages import Done, Drop, Failed, Items, LoadFailed, Put, Reached, Ready, Retire, StartFailed, StartStage, Stop
 from .serialize import dumps
 from .transfer import dumps_checked, pickle_startup, pickle_task
@@ -126,7 +126,7 @@ class Pool:
             raise ValueError(f"maxtasksperchild must be a positive int or None, got {maxtasksperchild!r}")
         if initializer is not None and not callable(initializer):
             raise TypeError(f"initializer must be callable or None, got {initializer!r}")
-        install_exit_guard()
+        install_exit_hooks()
         self._ctx = multiprocessing.get_context("spawn")
         self._ids = itertools.count()
         self.preloaded = {name: SharedRef(next(self._ids)) for name in (preload or {})}

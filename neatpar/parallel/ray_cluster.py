@@ -10,7 +10,7 @@ import logging
 import os
 import pickle
 import random
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..errors import ConfigError
 
@@ -77,15 +77,21 @@ def shutdown(ray) -> None:
         ray.shutdown()
 
 
-_config_read: tuple = (b"", None)
+class Kept(NamedTuple):
+    """A value kept while the bytes (or digest) it was made from stay the same."""
+    key: bytes
+    value: Any
+
+
+_config_read = Kept(b"", None)
 
 
 def config_from(payload: bytes) -> Any:
     """The neat config `payload` holds, unpickled once per Ray worker while the bytes stay the same."""
     global _config_read
-    if payload != _config_read[0]:
-        _config_read = (payload, pickle.loads(payload))
-    return _config_read[1]
+    if payload != _config_read.key:
+        _config_read = Kept(payload, pickle.loads(payload))
+    return _config_read.value
 
 
 def first_line(exc: BaseException) -> str:

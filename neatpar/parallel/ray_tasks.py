@@ -18,7 +18,7 @@ from ..errors import LiveHandleError, RemoteError, TaskTimeout, WorkerDied
 from .chunks import Outcome, evaluate_chunk
 from .handles import find_handle, used_globals
 from .serialize import found_by_name
-from .ray_cluster import config_from, connect, first_line, shutdown
+from .ray_cluster import Kept, config_from, connect, first_line, shutdown
 
 _initialized: set[str] = set()
 
@@ -57,15 +57,15 @@ class RayTasks:
         self._remote = self.ray.remote(num_cpus=1, max_retries=0)(_ray_chunk)
         self._function_ref = self.ray.put(eval_function)
         self._init = (uuid.uuid4().hex, initializer, tuple(initargs))
-        self._config: tuple = ()
+        self._config: Kept | None = None
         self._waiting: deque[RayJob] = deque()
         self._running: dict = {}  # ObjectRef -> RayJob
 
     def share_config(self, payload: bytes, digest: bytes):
         """The config in the object store, put again only when its digest changes."""
-        if not self._config or self._config[0] != digest:
-            self._config = (digest, self.ray.put(payload))
-        return self._config[1]
+        if self._config is None or self._config.key != digest:
+            self._config = Kept(digest, self.ray.put(payload))
+        return self._config.value
 
     def default_chunksize(self, count: int) -> int:
         # Ray returns a chunk's results only at its end, so a timeout is exact only per genome.

@@ -12,7 +12,7 @@ from .transfer import one_line
 
 START_ADVICE = (
     "spawn re-runs the top level of your main script in every worker: keep live handles "
-    "(UnityEnvironment, sockets, servers) and the pool itself under `if __name__ == \"__main__\":`"
+    "(environment connections, sockets, servers) and the pool itself under `if __name__ == \"__main__\":`"
 )
 IMPORT_ADVICE = ("define it at the top level of a module the workers can import (not under "
                  "`if __name__ == \"__main__\":`)")

@@ -27,7 +27,8 @@ import types
 from multiprocessing import spawn
 from typing import Any, Callable, NamedTuple
 
-from . import module_state
+from . import declarations, module_state
+from .declarations import ImportRefusal
 from .handles import ClearedGlobal, close_quietly, find_live_handles, is_connecting
 from .messages import (Done, Drop, Failed, Items, LoadFailed, Put, Reached, Ready, Retire, RunTask, StartFailed,
                        StartStage, Startup, Stop)
@@ -42,16 +43,21 @@ _generators: module_state.Snapshot | None = None  # the global generators before
 _importing_main = False  # True from _arm() until worker_main() starts
 
 
-class _UnityGuard:
-    """A one-shot import hook: when mlagents_envs.environment is imported during the main
-    re-import, UnityEnvironment() refuses to run there. (Left alone, a module-level
-    UnityEnvironment would launch a second game on the parent's port; the stock server's
-    SO_REUSEPORT even lets it bind that port.)"""
+class _RefusalGuard:
+    """An import hook: when a module with declared import refusals (declarations.py) is imported
+    during the main re-import, its classes refuse to be constructed there. (Left alone, a
+    module-level connection would connect a second time, say on the parent's port.)"""
+
+    def __init__(self, refusals: tuple[ImportRefusal, ...]):
+        self.refusals = refusals
 
     def find_spec(self, name, path=None, target=None):
-        if name != "mlagents_envs.environment":
+        refusals = [refusal for refusal in self.refusals if refusal.module == name]
+        if not refusals:
             return None
-        sys.meta_path.remove(self)
+        self.refusals = tuple(refusal for refusal in self.refusals if refusal.module != name)
+        if not self.refusals:
+            sys.meta_path.remove(self)
         import importlib.util
         spec = importlib.util.find_spec(name)
         if spec is not None and spec.loader is not None and hasattr(spec.loader, "exec_module"):
@@ -59,19 +65,18 @@ class _UnityGuard:
 
             def exec_module(module):
                 load(module)
-                _guard(module.UnityEnvironment)
+                for refusal in refusals:
+                    _guard(getattr(module, refusal.attribute), refusal.message)
             spec.loader.exec_module = exec_module
         return spec
 
 
-def _guard(cls) -> None:
+def _guard(cls, message: str) -> None:
     original = cls.__init__
 
     def __init__(self, *args, **kwargs):
         if _importing_main:
-            raise RuntimeError(
-                "UnityEnvironment() ran at import time in a neatpar pool worker (spawn re-imports your "
-                "main script in every worker); the connection must be created by the main process only")
+            raise RuntimeError(message)
         original(self, *args, **kwargs)
 
     cls.__init__ = __init__
@@ -84,7 +89,9 @@ def _arm(conn) -> None:
     reach(StartStage.IMPORT)
     _importing_main = True
     _generators = module_state.snapshot()
-    sys.meta_path.insert(0, _UnityGuard())
+    refusals = declarations.import_refusals()
+    if refusals:
+        sys.meta_path.insert(0, _RefusalGuard(refusals))
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C is the parent's to handle
     previous = sys.excepthook
 

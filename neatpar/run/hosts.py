@@ -36,6 +36,8 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
+import os
+import signal
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -45,7 +47,7 @@ from ..errors import HostLost, NeatparError
 from ..parallel.serialize import dumps
 from ..settings import Settings
 from .environments import open_environment
-from .runner import EpisodeRunner, Match, Survey, compile_generation, survey
+from .runner import Compiled, EpisodeRunner, Match, Survey, compile_generation, survey
 from .stats import GenerationStats
 
 log = logging.getLogger("neatpar")
@@ -76,6 +78,14 @@ class HostProgress(NamedTuple):
     scored_steps: int = 0
 
 
+class PartResult(NamedTuple):
+    """What a host returns for a part: each genome's episode returns, the part's stats, and the
+    index of the host that ran it."""
+    returns: list[list[float]]
+    stats: GenerationStats
+    host: int
+
+
 @dataclass(frozen=True)
 class HostSetup:
     """What every host needs to create its simulator: the run's settings and the log folder."""
@@ -98,14 +108,13 @@ class HostState:
         self._runner: EpisodeRunner | None = None
         self.report = HostProgress()  # read by the Ray actor's `progress` while a part runs
 
-    def evaluate(self, configs: tuple, compiled: tuple, generation: int, part: int,
-                 on_step: Callable[[HostProgress], None] | None = None
-                 ) -> tuple[list[list[float]], GenerationStats, int]:
+    def evaluate(self, configs: tuple, compiled: Compiled, generation: int, part: int,
+                 on_step: Callable[[HostProgress], None] | None = None) -> PartResult:
         """Episode returns of the genomes of part `part` of `generation`, compiled by the main
-        process ((Plan, kernel): compile_generation), on this host's simulator, the stats, and this
-        host's index; `on_step` gets the host's report after every step. `configs` is the run's
-        (neat config, per-behavior configs) as the scheduler sent them. The runner lives as long as
-        the host (the genomes' inputs and outputs do not change within a run)."""
+        process (compile_generation), on this host's simulator, the stats, and this host's index;
+        `on_step` gets the host's report after every step. `configs` is the run's (neat config,
+        per-behavior configs) as the scheduler sent them. The runner lives as long as the host (the
+        genomes' inputs and outputs do not change within a run)."""
         if self._runner is None:
             neat_config, behavior_configs = configs
             self._runner = EpisodeRunner(self.environment, self.settings, neat_config, configs=behavior_configs)
@@ -117,8 +126,8 @@ class HostState:
                 on_step(self.report)
 
         self._runner.progress = progress
-        returns, stats = self._runner.play(*compiled, generation, part)
-        return returns, stats, self.index
+        returns, stats = self._runner.play(compiled, generation, part)
+        return PartResult(returns, stats, self.index)
 
     def survey(self) -> Survey:
         """The agents of the population behaviors in this host's game, and the layouts."""
@@ -139,6 +148,25 @@ def process_start_time(pid: int) -> int | None:
             return int(f.read().rsplit(")", 1)[1].split()[19])
     except (OSError, IndexError, ValueError):
         return None
+
+
+def kill_children() -> None:
+    """Kill this process's own child processes: a host stopped while it launches its simulator
+    (the game forked, its PID not yet known to the bridge) leaves no game behind."""
+    me = str(os.getpid())
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                parent = f.read().rsplit(")", 1)[1].split()[1]
+        except (OSError, IndexError):
+            continue
+        if parent == me:
+            try:
+                os.kill(int(entry), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
 
 # ---------------------------------------------------------------- main side: the scheduler
@@ -179,7 +207,7 @@ class HostScheduler:
         returns: list = [None] * len(genomes)
         stats = GenerationStats(endings=[None] * len(genomes))
         self.ran_on = {}
-        compiled: dict[int, tuple] = {}  # part -> (Plan, kernel), compiled once even if its host is lost
+        compiled: dict[int, Compiled] = {}  # part -> its networks, compiled once even if its host is lost
         running = 0
         while waiting or running:
             while waiting and self.hosts.free():  # only hosts that can run a part now take one
@@ -190,18 +218,19 @@ class HostScheduler:
                                                         self.settings, self.neat_config, match, self.configs)
                 self.hosts.submit(part, compiled[part], generation, part)
                 running += 1
-            for part, value, error in self.hosts.wait(timeout=PROGRESS_SECONDS if self.progress else 1.0):
+            for finished in self.hosts.wait(timeout=PROGRESS_SECONDS if self.progress else 1.0):
                 running -= 1
+                part, result, error = finished.ticket, finished.result, finished.error
                 if isinstance(error, HostLost):
                     self._lost(part, parts[part], losses, error, generation)
                     waiting.appendleft(part)
                 elif error is not None:
                     raise error
                 else:
-                    part_returns, part_stats, self.ran_on[part] = value
-                    for i, r, ends in zip(parts[part], part_returns, part_stats.endings):
+                    self.ran_on[part] = result.host
+                    for i, r, ends in zip(parts[part], result.returns, result.stats.endings):
                         returns[i], stats.endings[i] = r, ends
-                    stats.add(part_stats)
+                    stats.add(result.stats)
             self._report(stats)
         stats.seconds = time.perf_counter() - started
         return returns, stats

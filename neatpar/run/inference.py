@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import NamedTuple
 
 import numpy as np
 
@@ -82,6 +83,14 @@ def infer_slice(kernel, spec: dict, step: int, start: int, end: int, worker: int
 
 # ---------------------------------------------------------------- main side
 
+class ExchangeSizes(NamedTuple):
+    """What a generation's kernel needs of the exchange: its rows' input and output counts, and the
+    width of a row's state (1 for a network without state)."""
+    inputs: int = 0
+    outputs: int = 0
+    width: int = 1
+
+
 class PoolInference:
     """The population's networks on a spawn pool, fed through a sequenced shared-memory exchange."""
 
@@ -94,7 +103,7 @@ class PoolInference:
         self.exchange: StepExchange | None = None
         self.ref = None
         self.recurrent = False
-        self.sizes = (0, 0, 1)  # inputs, outputs, state width
+        self.sizes = ExchangeSizes()
         self.step = 0
         self.redone = 0
 
@@ -104,7 +113,7 @@ class PoolInference:
             self.pool.unshare(self.ref)
         self.ref = self.pool.share(kernel)
         self.recurrent = kernel.recurrent
-        sizes = (kernel.num_inputs, kernel.num_outputs, kernel.state_width if kernel.recurrent else 1)
+        sizes = ExchangeSizes(kernel.num_inputs, kernel.num_outputs, kernel.state_width if kernel.recurrent else 1)
         if sizes != self.sizes and self.exchange is not None:
             self.exchange.close()
             self.exchange = None
@@ -117,10 +126,10 @@ class PoolInference:
             return old
         capacity = max(count, old.capacity if old else 0) * 2
         rows = max(state_rows, old.state_rows if old else 0) * 2
-        inputs, outputs, width = self.sizes
-        new = StepExchange.create(capacity, inputs, outputs, self.workers, width, rows)
+        sizes = self.sizes
+        new = StepExchange.create(capacity, sizes.inputs, sizes.outputs, self.workers, sizes.width, rows)
         if old is not None:
-            if old.spec["sizes"]["stride"] == width:
+            if old.spec["sizes"]["stride"] == sizes.width:
                 kept = old.state_rows
                 new.arrays["state"][:, :kept] = old.arrays["state"]
                 new.arrays["current"][:kept] = old.arrays["current"]

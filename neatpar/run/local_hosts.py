@@ -15,10 +15,12 @@ import os
 import signal
 from typing import Any
 
-from ..errors import HostLost, NeatparError, RemoteError, WorkerDied
+from ..errors import HostLost, RemoteError, WorkerDied
 from ..parallel import workers
 from ..parallel.pool import Pool
-from .hosts import HostProgress, HostSetup, HostState, PartProgress, process_start_time, silence_limit
+from .host_book import Finished, HostBook, host_error
+from .hosts import HostProgress, HostSetup, HostState, PartProgress, kill_children, process_start_time, silence_limit
+from .runner import Compiled
 
 
 class HostCells:
@@ -72,10 +74,11 @@ def _host_init(setup: HostSetup, cells: HostCells) -> None:
 def _on_sigterm(signum, frame) -> None:
     if _host is not None:
         _host.kill()
+    kill_children()  # a game still being launched, which the bridge does not know yet
     os._exit(128 + signum)
 
 
-def _host_part(config, compiled: tuple, generation: int, part: int):
+def _host_part(config, compiled: Compiled, generation: int, part: int):
     """A pool task in a local env host."""
     return _host.evaluate(config, compiled, generation, part, on_step=_on_step)
 
@@ -90,18 +93,16 @@ def _host_survey():
     return _host.survey()
 
 
-class LocalHosts:
+class LocalHosts(HostBook):
     """N env hosts as spawn processes of a neatpar Pool (one simulator each)."""
 
     def __init__(self, setup: HostSetup, count: int):
+        super().__init__()
         self.count = count
         self.timeout = silence_limit(setup.settings)  # a host beats once per simulator step
         self._cells = HostCells(count)
         self.pool = Pool(count, _host_init, (setup, self._cells))
         self._refs: tuple = ()
-        self._running: dict = {}  # AsyncResult -> ticket
-        self._where: dict = {}    # ticket -> (generation, part) of a running part
-        self._seen: dict = {}     # ticket -> PartProgress, the most a running part has reported
         self._agents: int | None = None
 
     def agents(self) -> int | None:
@@ -115,7 +116,7 @@ class LocalHosts:
                 self._kill_simulator(error.worker)
                 self._agents = 0
             except RemoteError as error:
-                raise error.__cause__ if isinstance(error.__cause__, NeatparError) else error
+                raise host_error(error.__cause__, error)
         return self._agents or None
 
     def prepare(self, config_bytes: bytes) -> None:
@@ -129,40 +130,35 @@ class LocalHosts:
         """Hosts without a part (the pool replaces a lost host itself: every host can take one)."""
         return self.count - len(self._running)
 
-    def submit(self, ticket: Any, compiled: tuple, generation: int, part: int) -> None:
+    def submit(self, ticket: Any, compiled: Compiled, generation: int, part: int) -> None:
         result = self.pool.apply_async(_host_part, (*self._refs, compiled, generation, part), timeout=self.timeout)
-        self._running[result] = ticket
-        self._where[ticket], self._seen[ticket] = (generation, part), PartProgress()
+        self._start(result, ticket, generation, part)
 
     def progress(self) -> dict[Any, PartProgress]:
-        """How far each running part is, by ticket, from the hosts' cells (never less than it
-        reported before: a host moving on to its next part does not make a part go back)."""
-        running = {where: ticket for ticket, where in self._where.items()}
+        """How far each running part is, by ticket, from the hosts' cells."""
+        running = {where: ticket for ticket, where in self._where().items()}
         cells = self._cells
         for index in range(self.count):
-            where = (cells.get(index, HostCells.GENERATION), cells.get(index, HostCells.PART))
-            ticket = running.get(where)
+            generation, part = cells.get(index, HostCells.GENERATION), cells.get(index, HostCells.PART)
+            ticket = running.get((generation, part))
             if ticket is not None:
-                seen = self._seen[ticket]
-                self._seen[ticket] = PartProgress(max(seen.episodes, cells.get(index, HostCells.EPISODES)),
-                                                  max(seen.scored_steps, cells.get(index, HostCells.SCORED)))
-        return dict(self._seen)
+                self._keep(ticket, generation, part, cells.get(index, HostCells.EPISODES),
+                           cells.get(index, HostCells.SCORED))
+        return super().progress()
 
-    def wait(self, timeout: float) -> list[tuple[Any, Any, BaseException | None]]:
-        """(ticket, value, error) of the parts that finished; a lost host's error is HostLost."""
+    def wait(self, timeout: float) -> list[Finished]:
+        """The parts that finished; a lost host's error is HostLost."""
         done = self.pool.wait(list(self._running), timeout=timeout, return_when_any=True)
         out = []
         for result in done:
-            ticket = self._running.pop(result)
-            self._where.pop(ticket, None)
-            self._seen.pop(ticket, None)
+            ticket = self._finish(result).ticket
             error = result.error
             if isinstance(error, WorkerDied):
                 self._kill_simulator(error.worker)
                 error = HostLost(str(error))
-            elif isinstance(error, RemoteError) and isinstance(error.__cause__, NeatparError):
-                error = error.__cause__  # a one-line error raised in the host (bad config, simulator failed)
-            out.append((ticket, None if error else result.get(), error))
+            elif isinstance(error, RemoteError):
+                error = host_error(error.__cause__, error)
+            out.append(Finished(ticket, None if error else result.get(), error))
         return out
 
     def _kill_simulator(self, index: int) -> None:
@@ -193,9 +189,7 @@ class LocalHosts:
         try:
             self.pool.terminate()
         finally:
-            self._running.clear()
-            self._where.clear()
-            self._seen.clear()
+            self._forget()
             for index in range(self.count):
                 self._kill_simulator(index)
 
@@ -207,8 +201,6 @@ class LocalHosts:
             else:
                 self.pool.close()
         finally:
-            self._running.clear()
-            self._where.clear()
-            self._seen.clear()
+            self._forget()
             for index in range(self.count):  # whatever a host could not close on its way out
                 self._kill_simulator(index)

@@ -24,7 +24,9 @@ from typing import Any
 
 from ..errors import ConfigError, HostLost, NeatparError, RemoteError
 from ..parallel.ray_cluster import config_from, connect, first_line, shutdown
-from .hosts import MAX_HOST_LOSSES, PROGRESS_SECONDS, HostProgress, HostState, PartProgress, silence_limit
+from .host_book import Finished, HostBook, host_error
+from .hosts import MAX_HOST_LOSSES, PROGRESS_SECONDS, HostProgress, HostState, PartResult, silence_limit
+from .runner import Compiled
 
 STOP_SECONDS = 10.0
 PLACEMENT_NOTE_SECONDS = 5.0  # a replacement not placed after this long is reported (once)
@@ -37,7 +39,7 @@ class EnvHostActor:
     def __init__(self, setup, index: int):
         self.state = HostState(setup, index)
 
-    def evaluate(self, config_bytes: bytes, compiled: tuple, generation: int, part: int):
+    def evaluate(self, config_bytes: bytes, compiled: Compiled, generation: int, part: int) -> PartResult:
         return self.state.evaluate(config_from(config_bytes), compiled, generation, part)
 
     def survey(self):
@@ -61,10 +63,11 @@ class EnvHostActor:
         (self.state.close if graceful else self.state.kill)()
 
 
-class RayHosts:
+class RayHosts(HostBook):
     """N env hosts as Ray actors, one simulator each; the scheduler's backend (see hosts.py)."""
 
     def __init__(self, setup, count: int, address: str | None = None):
+        super().__init__()
         self.ray, self._started = connect(address)
         cpus = int(self.ray.cluster_resources().get("CPU", 0))
         if count > cpus:
@@ -78,9 +81,6 @@ class RayHosts:
         self._placing: dict[int, tuple[Any, float]] = {}  # actor not yet placed -> (its ready call, since when)
         self._failed_starts = [0] * count  # actors of this index that died before they were placed, in a row
         self._idle: deque = deque()        # placed actors without a part
-        self._running: dict = {}  # ObjectRef -> (ticket, actor index)
-        self._where: dict = {}    # ticket -> (generation, part) of a running part
-        self._seen: dict = {}     # ticket -> PartProgress, the most a running part has reported
         self._refs: tuple = ()
         self._heard: dict[int, tuple[int, float]] = {}  # busy actor -> (steps, when they last changed)
         self._next_check = 0.0
@@ -105,8 +105,7 @@ class RayHosts:
                 self._replace(index)
                 self._agents = 0
             except ray.exceptions.RayTaskError as exc:
-                cause = getattr(exc, "cause", None)
-                raise cause if isinstance(cause, NeatparError) else RemoteError(first_line(exc), str(exc)) from None
+                raise host_error(getattr(exc, "cause", None), RemoteError(first_line(exc), str(exc))) from None
         return self._agents or None
 
     def _new_actor(self, index: int) -> None:
@@ -128,20 +127,15 @@ class RayHosts:
         """Placed actors without a part: how many parts can be handed out now."""
         return len(self._idle)
 
-    def submit(self, ticket: Any, compiled: tuple, generation: int, part: int) -> None:
+    def submit(self, ticket: Any, compiled: Compiled, generation: int, part: int) -> None:
         index = self._idle.popleft()
         ref = self._actors[index].evaluate.remote(*self._refs, compiled, generation, part)
-        self._running[ref] = (ticket, index)
-        self._where[ticket], self._seen[ticket] = (generation, part), PartProgress()
+        self._start(ref, ticket, generation, part, host=index)
         self._heard[index] = (-1, time.monotonic())
 
-    def progress(self) -> dict[Any, PartProgress]:
-        """How far each running part is, by ticket, from the actors' latest answers to `progress`."""
-        return dict(self._seen)
-
-    def wait(self, timeout: float) -> list[tuple[Any, Any, BaseException | None]]:
-        """(ticket, value, error) of the parts that finished within `timeout` seconds; actors that
-        got placed meanwhile become free."""
+    def wait(self, timeout: float) -> list[Finished]:
+        """The parts that finished within `timeout` seconds (how far running ones are: `progress`,
+        from the actors' latest answers); actors that got placed meanwhile become free."""
         ray = self.ray
         placing = {ref: index for index, (ref, _) in self._placing.items()}
         waiting = list(self._running) + list(placing)
@@ -156,9 +150,8 @@ class RayHosts:
             if ref in placing:
                 self._placed(placing[ref], ref)
                 continue
-            ticket, index = self._running.pop(ref)
-            self._where.pop(ticket, None)
-            self._seen.pop(ticket, None)
+            running = self._finish(ref)
+            ticket, index = running.ticket, running.host
             value, error = None, None
             try:
                 value = ray.get(ref)
@@ -167,10 +160,9 @@ class RayHosts:
                 error = HostLost(f"env host {index} (Ray actor) died: {first_line(exc)}")
                 self._new_actor(index)  # free once it is placed: no part waits on a replacement
             except ray.exceptions.RayTaskError as exc:
-                cause = getattr(exc, "cause", None)
-                error = cause if isinstance(cause, NeatparError) else RemoteError(first_line(exc), str(exc))
+                error = host_error(getattr(exc, "cause", None), RemoteError(first_line(exc), str(exc)))
                 self._idle.append(index)
-            out.append((ticket, value, error))
+            out.append(Finished(ticket, value, error))
         self._check_placement()
         return out
 
@@ -224,7 +216,7 @@ class RayHosts:
         if now < self._next_check or not self._running:
             return
         self._next_check = now + 1.0
-        busy = {index: ticket for ticket, index in self._running.values()}
+        busy = {running.host: running.ticket for running in self._running.values()}
         probes = {self._actors[index].progress.remote(): index for index in busy}
         ready, _ = self.ray.wait(list(probes), num_returns=len(probes), timeout=2.0)
         for ref in ready:
@@ -235,20 +227,12 @@ class RayHosts:
                 continue  # died: its part reports that
             if report.steps != self._heard[index][0]:
                 self._heard[index] = (report.steps, now)
-            self._keep(busy[index], report)
+            self._keep(busy[index], report.generation, report.part, report.episodes, report.scored_steps)
         for index in busy:
             if now - self._heard[index][1] > self.timeout:
                 log.warning("env host %d (Ray actor) made no progress for %.0f s; replacing it", index, self.timeout)
                 self.ray.kill(self._actors[index])
                 self._heard[index] = (-1, float("inf"))
-
-    def _keep(self, ticket: Any, report: HostProgress) -> None:
-        """A running part's progress from its actor's report (an earlier part's report, or less
-        than the part reported before, changes nothing)."""
-        seen = self._seen.get(ticket)
-        if seen is not None and self._where.get(ticket) == (report.generation, report.part):
-            self._seen[ticket] = PartProgress(max(seen.episodes, report.episodes),
-                                              max(seen.scored_steps, report.scored_steps))
 
     def _placed_actors(self) -> list:
         return [actor for index, actor in enumerate(self._actors) if index not in self._placing]
@@ -279,8 +263,8 @@ class RayHosts:
             self._shutdown()
 
     def _forget(self) -> None:
-        self._actors, self._running, self._placing, self._idle = [], {}, {}, deque()
-        self._where, self._seen = {}, {}
+        super()._forget()
+        self._actors, self._placing, self._idle = [], {}, deque()
 
     def _shutdown(self) -> None:
         if self._started:

@@ -36,7 +36,7 @@ import enum
 import logging
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, NamedTuple
 
 import numpy as np
 
@@ -151,6 +151,13 @@ class Agents:
         return np.asarray(rows, np.int64)
 
 
+class Compiled(NamedTuple):
+    """A generation's networks as compile_generation makes them: which network plays what, and the
+    population kernel that runs them."""
+    plan: Plan
+    kernel: Any
+
+
 def standard_match(settings: Settings, champion, files: dict) -> Match:
     """The match the roles give: the champion and file behaviors' genomes as opponents."""
     opponents = {r.behavior: champion if r.role == "champion" else files[r.behavior]
@@ -159,7 +166,7 @@ def standard_match(settings: Settings, champion, files: dict) -> Match:
 
 
 def compile_generation(genomes: list, champion, files: dict, settings: Settings, neat_config: Any,
-                       match: Match | None = None, configs: Mapping[str, Any] | None = None) -> tuple[Plan, Any]:
+                       match: Match | None = None, configs: Mapping[str, Any] | None = None) -> Compiled:
     """The population kernel of `genomes`, followed by the opponents' genomes (of `match`, else of
     the roles: the champion is the first genome before there is one), and the Plan that says which
     is which. `configs` gives the neat config of the genomes that play a behavior where it is not
@@ -182,9 +189,9 @@ def compile_generation(genomes: list, champion, files: dict, settings: Settings,
     fixed = {behavior: int(starts[number]) + position for behavior, (number, position) in places.items()}
     if len(groups) == 1:
         kernel = population_kernel(groups[0][1], settings, groups[0][0])
-        return Plan(len(genomes), fixed, match.episodes, match.round), kernel
+        return Compiled(Plan(len(genomes), fixed, match.episodes, match.round), kernel)
     kernel = MixedPopulation([population_kernel(networks, settings, config) for config, networks in groups])
-    return Plan(len(genomes), fixed, match.episodes, match.round, kernel.num_inputs), kernel
+    return Compiled(Plan(len(genomes), fixed, match.episodes, match.round, kernel.num_inputs), kernel)
 
 
 def population_kernel(genomes: list, settings: Settings, neat_config: Any):
@@ -228,16 +235,17 @@ class EpisodeRunner:
         episodes already finished are kept, interrupted ones are played again. After
         MAX_SIMULATOR_FAILURES failures in one generation the run stops with a SimulatorError."""
         started = time.perf_counter()
-        plan, kernel = compile_generation(genomes, champion, files or {}, self.settings, self.neat_config, match,
-                                          self.configs)
-        returns, stats = self.play(plan, kernel, generation, part)
+        compiled = compile_generation(genomes, champion, files or {}, self.settings, self.neat_config, match,
+                                      self.configs)
+        returns, stats = self.play(compiled, generation, part)
         stats.seconds = time.perf_counter() - started  # the compilation included
         return returns, stats
 
-    def play(self, plan: Plan, kernel, generation: int = 0, part: int = 0) -> tuple[list[list[float]], GenerationStats]:
+    def play(self, compiled: Compiled, generation: int = 0, part: int = 0) -> tuple[list[list[float]], GenerationStats]:
         """`evaluate` for genomes already compiled (compile_generation): env hosts receive their
         part compiled by the main process."""
         started = time.perf_counter()
+        plan, kernel = compiled.plan, compiled.kernel
         self.inference.install(kernel)
         returns: list[list[float]] = [[] for _ in range(plan.count)]
         stats = GenerationStats(endings=[[] for _ in range(plan.count)])

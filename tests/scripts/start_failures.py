@@ -15,7 +15,7 @@ import sys
 import time
 
 import neatpar
-from fitness_fns import KillsOnLoad, exit_in_initializer, record
+from support.fitness_fns import KillsOnLoad, exit_in_initializer, record
 
 MODE = os.environ.get("NEATPAR_TEST_MODE", "")
 MARK = os.path.join(os.environ["NEATPAR_TEST_DIR"], "a genome killed its worker")

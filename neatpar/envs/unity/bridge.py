@@ -31,7 +31,7 @@ from mlagents_envs.side_channel.stats_side_channel import StatsSideChannel
 from mlagents_envs.timers import hierarchical_timer
 
 from ...errors import ConfigError, LiveHandleError, SimulatorError
-from ...parallel.handles import install_exit_guard
+from ...parallel.handles import install_exit_hooks
 from .bulk import decode_output, encode_step
 from .communicator import BASE_PORT, STATUS_OK, LocalCommunicator, message_bytes, port_free
 
@@ -199,7 +199,7 @@ class SimulatorBridge:
             self.parameters.set_float_parameter(key, float(value))
 
     def _launch(self) -> UnityEnvironment:
-        install_exit_guard()
+        install_exit_hooks()
         if self.log_folder:
             os.makedirs(self.log_folder, exist_ok=True)
         self.engine.set_configuration_parameters(time_scale=self.time_scale)

@@ -1,4 +1,4 @@
-"""The design seed's mistake under spawn: a Unity connection created at module level (unguarded),
+"""A Unity connection copied into pool children, under spawn: created at module level (unguarded),
 so every pool worker re-runs it. neatpar must end this with a clear error, not a respawn loop."""
 import os
 

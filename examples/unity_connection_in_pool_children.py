@@ -1,6 +1,7 @@
-"""The design seed, written twice: a module-level Unity connection and a process pool.
+"""A Unity connection copied into pool children, and how neatpar rules it out: a module-level
+Unity connection and a process pool, written twice.
 
-THE WRONG WAY (the seed's code, do not use): `env = UnityEnvironment(...)` at module level and a
+THE WRONG WAY (do not use): `env = UnityEnvironment(...)` at module level and a
 default (fork) multiprocessing.Pool created per step. Every forked child gets a copy of the live
 connection: its gRPC threads do not survive fork (a fork taken while they run can deadlock), and a
 child that runs the copy's atexit close sends the game the "quit" meant for the parent, so the
@@ -17,7 +18,7 @@ is neatpar's spawn pool (started once; its workers clear any live global they wo
 networks come back through apply_async results. The parent's environment keeps stepping while
 the pool starts, works and exits.
 
-Run: python examples/seed_global_connection.py [--steps N]
+Run: python examples/unity_connection_in_pool_children.py [--steps N]
 """
 import argparse
 import os
@@ -30,7 +31,7 @@ import neatpar
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CONFIG = os.path.join(HERE, "..", "configs", "ball.cfg")
-env = None  # the seed's global, now created lazily by the main process only
+env = None  # the wrong way's global, now created lazily by the main process only
 
 
 def init_unity_env(worker_id: int = 0):

@@ -1,4 +1,6 @@
-"""The three seed failures as regression tests, against the real components."""
+"""The three failure modes neatpar rules out, as regression tests against the real components: a
+Unity connection copied into pool children, a sender's data changed by sending it, and stale reads
+through shared memory."""
 import hashlib
 import os
 import re
@@ -15,23 +17,26 @@ from neatpar.run.exchange import StepExchange
 from neatpar.run.inference import PoolInference
 from neatpar.nn import FeedForwardPopulation
 from neatpar.parallel.serialize import dumps
-from helpers import BUILDS, ROOT, free_worker_id, load_config, run_marked, simulator
+from support.configs import load_config
+from support.paths import BUILDS, ROOT
+from support.processes import run_marked
+from support.simulators import free_worker_id, simulator
 
 EXAMPLES = os.path.join(ROOT, "examples")
 SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripts")
 
 
-# ---------------------------------------------------------------- the design seed
+# ---------------------------------------------------------------- a Unity connection copied into pool children
 
-def test_design_seed_parent_connection_keeps_stepping_after_the_pool():
-    result, _ = run_marked([os.path.join(EXAMPLES, "seed_global_connection.py"), "--steps", "8",
+def test_the_parent_s_connection_keeps_stepping_while_a_pool_starts_works_and_exits():
+    result, _ = run_marked([os.path.join(EXAMPLES, "unity_connection_in_pool_children.py"), "--steps", "8",
                             "--worker-id", str(free_worker_id())])
     assert result.returncode == 0, result.stderr
     assert "environment still stepping after the pool exited: 8 steps" in result.stdout
 
 
-def test_design_seed_unguarded_connection_is_a_clear_error_not_a_respawn_loop():
-    result, seconds = run_marked([os.path.join(SCRIPTS, "seed_unguarded_env.py")],
+def test_a_connection_an_unguarded_script_makes_in_every_pool_child_is_a_clear_error_not_a_respawn_loop():
+    result, seconds = run_marked([os.path.join(SCRIPTS, "unguarded_unity_connection.py")],
                                  env={"NEATPAR_TEST_WORKER_ID": str(free_worker_id())})
     assert seconds < 60
     assert result.returncode != 0
@@ -43,7 +48,7 @@ def test_design_seed_unguarded_connection_is_a_clear_error_not_a_respawn_loop():
     assert 'if __name__ == "__main__":' in last
 
 
-# ---------------------------------------------------------------- the tampering seed
+# ---------------------------------------------------------------- a sender's data changed by sending it
 
 def digest(obj) -> str:
     return hashlib.blake2b(dumps(obj), digest_size=16).hexdigest()
@@ -115,11 +120,12 @@ def test_live_handles_are_refused_with_their_name():
         inference.close()
 
 
-# ---------------------------------------------------------------- the shared-memory seed
+# ---------------------------------------------------------------- stale reads through shared memory
 
-def test_shared_memory_seed_example_stale_the_seeds_way_clean_through_the_exchange():
-    result = run_marked([os.path.join(EXAMPLES, "seed_shared_memory.py"), "--steps", "200"])[0]
+def test_stale_reads_happen_without_a_step_check_and_never_through_the_exchange():
+    result = run_marked([os.path.join(EXAMPLES, "stale_shared_memory_reads.py"), "--steps", "200"])[0]
     assert result.returncode == 0, result.stderr
-    seed_way, neatpar_way = result.stdout.strip().splitlines()
-    assert int(seed_way.split(": ")[1].split()[0]) > 0
+    unchecked_way, neatpar_way = result.stdout.strip().splitlines()
+    assert unchecked_way.startswith("unchecked shared arrays: ")
+    assert int(unchecked_way.split(": ")[1].split()[0]) > 0
     assert neatpar_way.startswith("neatpar's way: 0 stale")

@@ -27,7 +27,8 @@ import neat
 from neat.genes import DefaultConnectionGene, DefaultNodeGene
 from neat.reporting import BaseReporter
 
-from helpers import ALL_ACTIVATIONS, ALL_AGGREGATIONS, CONFIGS
+from .configs import ALL_ACTIVATIONS, ALL_AGGREGATIONS
+from .paths import CONFIGS
 
 ACTIVATIONS = ALL_ACTIVATIONS.split()
 AGGREGATIONS = ALL_AGGREGATIONS.split()
@@ -539,3 +540,12 @@ def broken(name: str, genome: type = neat.DefaultGenome, reproduction: type = ne
 def copies(genome):
     """The genome through pickle and through copy.deepcopy."""
     return pickle.loads(pickle.dumps(genome, protocol=pickle.HIGHEST_PROTOCOL)), copy.deepcopy(genome)
+
+
+def genes_of(genome) -> tuple:
+    """A genome's key, fitness and genes, exactly (floats as hex), whatever its class."""
+    from neatpar.evolution.records import gene_dicts
+    nodes, connections = gene_dicts(genome)
+    return (genome.key, genome.fitness,
+            [(k, n.bias.hex(), n.response.hex(), n.activation, n.aggregation) for k, n in nodes.items()],
+            [(k, c.innovation, c.weight.hex(), c.enabled) for k, c in connections.items()])

@@ -1,10 +1,10 @@
-"""The shared-memory seed, written twice: environment workers write observations into shared
-arrays and the main process reads them.
+"""Stale reads through shared memory, and how neatpar rules them out: environment workers write
+observations into shared arrays and the main process reads them, written twice.
 
-THE SEED'S WAY: workers step their environments and write observations into shared arrays, then
-signal on a queue; the main process reads the arrays once a signal arrives. Nothing ties what it
+UNCHECKED SHARED ARRAYS: workers step their environments and write observations into shared
+arrays, then signal on a queue; the main process reads the arrays once a signal arrives. Nothing ties what it
 reads to a step: with several workers it reads arrays some of which still hold the previous
-step (the "cache coherency" the seed suspected is really a missing sequence number). Here each
+step (what looks like a cache coherency problem is really a missing sequence number). Here each
 worker also writes the step number after its observations, so the reads can be checked: the
 check finds stale rows.
 
@@ -13,7 +13,7 @@ written through neatpar's sequenced exchange (neatpar.exchange.StepExchange): ea
 the step it is asked for, writes its rows and then its stamp; the main process waits for every
 worker and checks every stamp before it reads. No stale row is ever used.
 
-Run: python examples/seed_shared_memory.py [--steps N]
+Run: python examples/stale_shared_memory_reads.py [--steps N]
 """
 import argparse
 import multiprocessing as mp
@@ -44,7 +44,7 @@ def env_worker(worker, raw_obs, raw_stamps, commands, done):
         done.put(worker)
 
 
-def run_seed_way(steps: int) -> int:
+def run_unchecked(steps: int) -> int:
     ctx = mp.get_context("spawn")
     raw_obs, raw_stamps = ctx.RawArray("d", WORKERS * ENVS_PER_WORKER * OBS), ctx.RawArray("q", WORKERS)
     obs, stamps = views(raw_obs, raw_stamps)
@@ -59,7 +59,7 @@ def run_seed_way(steps: int) -> int:
         for step in range(1, steps + 1):
             for q in commands:
                 q.put(step)
-            done.get()                            # the seed's barrier: one signal, then read
+            done.get()                            # the only barrier: one signal, then read
             stale += int((np.floor(obs[:, 0]) != step).sum())
             for _ in range(WORKERS - 1):
                 done.get()
@@ -110,7 +110,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=300)
     args = parser.parse_args()
-    print(f"seed's way: {run_seed_way(args.steps)} stale observation rows read in {args.steps} steps")
+    print(f"unchecked shared arrays: {run_unchecked(args.steps)} stale observation rows read in {args.steps} steps")
     print(f"neatpar's way: {run_neatpar_way(args.steps)} stale observation rows read in {args.steps} steps")
 
 
