@@ -1,4 +1,4 @@
-# One entry point: `make demo` runs the main job, `make test` the whole test suite.
+# One entry point: `make demo` runs the main job, `make test` the whole test suite, `make docs` the site.
 # Each target creates or refreshes the local virtual environment first (idempotent, fast on re-run).
 
 PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.neatpar-installed
 EXTRAS ?= test,plot,ray,gym
 
-.PHONY: venv demo test test-fast bench clean
+.PHONY: venv demo test test-fast bench docs notebook clean
 
 venv: $(STAMP)
 
@@ -27,6 +27,16 @@ test: $(STAMP)
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -m "not slow" -x -q
 
+# The documentation site into site/: the reference pages regenerated from the code, then a strict build
+# (a broken link, page or anchor fails it; tests/test_docs.py runs the same build in make test).
+docs: $(STAMP)
+	$(BIN)/python docs/generate.py
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+# Runs the example notebook in a real kernel and saves its outputs in it (the site shows them).
+notebook: $(STAMP)
+	$(BIN)/python docs/generate.py --notebook
+
 bench: $(STAMP)
 	$(BIN)/python bench/bench_evaluator.py
 	$(BIN)/python bench/bench_kernel.py
@@ -36,4 +46,4 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_hosts.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) build site *.egg-info .pytest_cache .hypothesis

@@ -112,6 +112,15 @@ class Where:
 
 
 Reader = Callable[[str, Any, Where], Any]
+# Each reader also says in words what it accepts (`reader.accepts`), for the generated reference.
+
+
+def accepting(text: str) -> Callable[[Reader], Reader]:
+    """Decorate a reader with what it accepts, in words."""
+    def mark(reader: Reader) -> Reader:
+        reader.accepts = text
+        return reader
+    return mark
 
 
 @dataclass(frozen=True)
@@ -145,6 +154,7 @@ def integer(low: int, high: int | None = None) -> Reader:
             bound = f"from {low} to {high}" if high is not None else f"at least {low}"
             raise where.fail(name, value, f"is out of range: use an integer {bound}")
         return number
+    read.accepts = f"an integer from {low} to {high}" if high is not None else f"an integer, at least {low}"
     return read
 
 
@@ -154,6 +164,7 @@ def number(positive: bool = True) -> Reader:
         if positive and not result > 0:
             raise where.fail(name, value, "must be greater than 0")
         return float(result)
+    read.accepts = "a number greater than 0" if positive else "a number"
     return read
 
 
@@ -164,9 +175,11 @@ def choice(options: tuple[str, ...]) -> Reader:
             raise where.fail(name, value, f"is not one of {', '.join(options)}")
         return text
     read.options = options  # shown by the CLI's help
+    read.accepts = "one of " + ", ".join(options)
     return read
 
 
+@accepting("a number from 0 to 1")
 def fraction(name: str, value: Any, where: Where) -> float:
     """A number from 0 to 1 (a probability)."""
     result = number(positive=False)(name, value, where)
@@ -175,6 +188,7 @@ def fraction(name: str, value: Any, where: Where) -> float:
     return result
 
 
+@accepting("true or false (also yes/no, on/off, 1/0)")
 def boolean(name: str, value: Any, where: Where) -> bool:
     if isinstance(value, bool):
         return value
@@ -192,9 +206,11 @@ def optional(reader: Reader) -> Reader:
         if value is None or (isinstance(value, str) and value.strip().lower() in ("", "none")):
             return None
         return reader(name, value, where)
+    read.accepts = f"{reader.accepts}, or none"
     return read
 
 
+@accepting("command-line arguments, split as a POSIX shell splits them (from Python also a list of strings)")
 def arguments(name: str, value: Any, where: Where) -> tuple[str, ...]:
     if isinstance(value, str):
         try:
@@ -206,6 +222,8 @@ def arguments(name: str, value: Any, where: Where) -> tuple[str, ...]:
     raise where.fail(name, value, "is not arguments: give one string or a list of strings")
 
 
+@accepting("gymnasium:ID, gymnasium:module:Id or gymnasium:module:Class; a build path relative to the config "
+           "file; or editor (from Python also a Gymnasium Env class)")
 def environment(name: str, value: Any, where: Where) -> str | None:
     """A Gymnasium environment ('gymnasium:ID', 'gymnasium:module:Class', or an Env class given from
     Python), a build path (made absolute against the config file's folder), or None for the Editor."""
@@ -228,6 +246,7 @@ def environment(name: str, value: Any, where: Where) -> str | None:
     return os.path.normpath(os.path.join(where.base, text))
 
 
+@accepting("name = value pairs of Python literals, separated by commas or lines (from Python also a mapping)")
 def keyword_arguments(name: str, value: Any, where: Where) -> tuple[tuple[str, Any], ...]:
     """`name = value` pairs of Python literals ('continuous = True, gravity = -9.5'), a mapping, or
     a sequence of pairs. true, false and none may be written in lower case."""
@@ -265,6 +284,7 @@ def _literal(name: str, value: str, keyword: ast.keyword, where: Where) -> Any:
                                       f"quote text, e.g. {keyword.arg} = 'text'") from None
 
 
+@accepting("name = number pairs, separated by commas or lines (from Python also a mapping)")
 def parameters(name: str, value: Any, where: Where) -> tuple[tuple[str, float], ...]:
     """`name = number` pairs: text 'a = 1, b = 2', a mapping, or a sequence of pairs."""
     if isinstance(value, str):
@@ -285,6 +305,8 @@ def parameters(name: str, value: Any, where: Where) -> tuple[tuple[str, float], 
     return tuple((str(key), number(positive=False)(f"{name} {key}", v, where)) for key, v in pairs)
 
 
+@accepting("BehaviorName: role pairs, separated by commas or lines; a role is population, champion, league "
+           "or a genome file relative to the config file (from Python also a mapping)")
 def behavior_roles(name: str, value: Any, where: Where) -> tuple[BehaviorRole, ...]:
     """'Name: role, ...' text, a {name: role} mapping, or BehaviorRole records."""
     if isinstance(value, str):
@@ -315,6 +337,8 @@ def behavior_roles(name: str, value: Any, where: Where) -> tuple[BehaviorRole, .
     return roles
 
 
+@accepting("BehaviorName: file pairs, separated by commas or lines; files relative to the config file "
+           "(from Python also a mapping)")
 def behavior_files(name: str, value: Any, where: Where) -> tuple[tuple[str, str], ...]:
     """'BehaviorName: file' pairs (paths relative to the config file), or a {name: file} mapping."""
     if isinstance(value, Mapping):
@@ -331,6 +355,7 @@ def behavior_files(name: str, value: Any, where: Where) -> tuple[tuple[str, str]
     return tuple((str(b).strip(), os.path.normpath(os.path.join(where.base, str(f).strip()))) for b, f in items)
 
 
+@accepting(behavior_roles.accepts)
 def roles_or_none(name: str, value: Any, where: Where) -> tuple[BehaviorRole, ...] | None:
     """behavior_roles, or None when not given (a Gymnasium environment then brings its own behavior)."""
     return None if value is None else behavior_roles(name, value, where)
@@ -343,6 +368,7 @@ def _role(behavior: str, role: str, where: Where) -> BehaviorRole:
     return BehaviorRole(behavior, Role.FILE, path)
 
 
+@accepting("HOST:PORT of a Ray cluster's head")
 def address(name: str, value: Any, where: Where) -> str | None:
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
@@ -374,7 +400,7 @@ class Settings:
     env: str | None = setting(REQUIRED, environment, "gymnasium:ID (a Gymnasium environment), a build path "
                                                      "(relative to the config file), or 'editor'")
     behaviors: tuple[BehaviorRole, ...] | None = setting(
-        None, roles_or_none, BEHAVIORS_HELP)  # required, except for Gymnasium environments
+        None, roles_or_none, BEHAVIORS_HELP, shown_default="required for a Unity build")  # a Gymnasium env has its own
     env_args: tuple[str, ...] = setting((), arguments, "extra command-line arguments for the build")
     env_kwargs: tuple[tuple[str, Any], ...] = setting((), keyword_arguments, "keyword arguments for "
                                                       "gymnasium.make, 'name = value' pairs of Python literals")

@@ -87,7 +87,7 @@ def test_same_seed_same_evolution_serial_1_and_2_workers():
 
 
 def test_a_seed_repeats_with_a_fresh_config_per_population_and_not_with_one_config_reused(tmp_path):
-    """As the README says where seeds are explained: neat-python keeps the node-key counter in the
+    """As the documentation says where seeds are explained: neat-python keeps the node-key counter in the
     config, so a second seeded Population on the same Config evolves other genomes."""
     def curve(config):
         population = neat.Population(config, seed=7)

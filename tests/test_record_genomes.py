@@ -1,6 +1,6 @@
 """Genome files (neatpar/record/genomes.py): JSON that loads without pickle and keeps every gene,
 pickles only from a file the user names, a genome of another shape refused in one line, and a
-run's winner.json loaded from Python as the README shows."""
+run's winner.json loaded from Python as the documentation shows (docs/guides/brain-in-unity.md)."""
 import json
 import os
 import pickle
@@ -18,18 +18,19 @@ from neatpar.errors import ConfigError
 from neatpar.record.genomes import load_genome, save_genome_json, save_genome_pickle
 
 
-def readme_block(marker: str) -> str:
-    """The README's Python block that contains `marker`."""
-    with open(os.path.join(ROOT, "README.md")) as f:
+def docs_block(page: str, marker: str) -> str:
+    """The Python block of a documentation page that contains `marker`."""
+    with open(os.path.join(ROOT, "docs", page)) as f:
         blocks = re.findall(r"```python\n(.*?)```", f.read(), re.S)
     return next(block for block in blocks if marker in block)
 
 
-def test_the_readme_s_way_to_load_a_winner_in_python_works(tmp_path):
+def test_the_documented_way_to_load_a_winner_in_python_works(tmp_path):
     config = ball_cfg(tmp_path, generations=1)
     out = tmp_path / "run"
     assert neatpar_cli("evolve", "--config", config, "--out", str(out)).returncode == 0
-    code = readme_block("load_genome(").replace('"configs/ball.cfg"', repr(config))
+    block = docs_block(os.path.join("guides", "brain-in-unity.md"), "load_genome(")
+    code = block.replace('"configs/ball.cfg"', repr(config))
     code = code.replace('"runs/ball-20260101-120000/winner.json"', repr(str(out / "winner.json")))
     result = subprocess.run([sys.executable, "-c", code + "print(len(action), genome.key)\n"], capture_output=True,
                             text=True, cwd=ROOT, timeout=120)

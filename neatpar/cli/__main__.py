@@ -1,6 +1,6 @@
 """`python -m neatpar.cli`: the `neatpar` command."""
 import sys
 
-from .main import main
+from .command_line import main
 
 sys.exit(main())

@@ -147,7 +147,7 @@ class Alternation:
                     print(f"neatpar: warning: no winner.onnx for {side.behavior}: {error}", file=sys.stderr)
             files += side.folder.plot(side.rows)
             if not self.quiet:
-                how = "the final round-robin's best" if selfplay.scores.get(side.behavior) else "the best-rated member"
+                how = "final round-robin's best" if selfplay.scores.get(side.behavior) else "best-rated member"
                 print(f"\nwinner of {side.behavior}: genome {member.genome.key}, its league's {how} (ELO "
                       f"{member.rating:.1f})")
         if not self.quiet:
