@@ -35,11 +35,11 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from stock_env import ROOT  # noqa: E402
 
-from neatpar.genome_io import genome_from_dict  # noqa: E402
+from neatpar.record.genomes import genome_from_dict  # noqa: E402
 from neatpar.run.environments import open_environment  # noqa: E402
 from neatpar.run.league import result_of  # noqa: E402
 from neatpar.run.runner import EpisodeRunner, Match  # noqa: E402
-from neatpar.run_folder import load_checkpoint  # noqa: E402
+from neatpar.record.checkpoint import Checkpoint  # noqa: E402
 from neatpar.settings import BehaviorRole, load  # noqa: E402
 from neatpar.sim.duel import HEURISTICS  # noqa: E402
 
@@ -97,8 +97,8 @@ def last_replaced(folder: str) -> int:
 
 def final_league(folder: str, generations: int) -> list:
     """The members of a league run's league as the run ended (its last checkpoint)."""
-    extras = load_checkpoint(os.path.join(folder, "checkpoints", f"checkpoint-{generations}.gz"))[5]
-    return extras["selfplay"]["leagues"][TEAM0].members
+    checkpoint = Checkpoint.load(os.path.join(folder, "checkpoints", f"checkpoint-{generations}.gz"))
+    return checkpoint.evaluator.selfplay["leagues"][TEAM0].members
 
 
 def score(results: list[float]) -> str:

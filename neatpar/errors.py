@@ -1,6 +1,9 @@
 """Every exception neatpar raises on purpose, in one place: each names what went wrong and how
-to fix it. (The simulator builds in neatpar.sim are a separate program with their own.)"""
+to fix it, in one line (`one_line` makes another library's text fit). (The simulator builds in
+neatpar.sim are a separate program with their own.)"""
 from __future__ import annotations
+
+import re
 
 
 class NeatparError(Exception):
@@ -103,3 +106,19 @@ class FastWireError(NeatparError, ImportError):
 
 class Terminated(BaseException):
     """SIGTERM, turned into an exception so that an interrupted run saves its checkpoint."""
+
+
+_COLOUR = re.compile(r"\x1b\[[0-9;]*m")   # a terminal's colour codes
+
+
+def one_line(text: str | BaseException, first: bool = False, limit: int | None = None) -> str:
+    """Text for a one-line error message: every run of whitespace (newlines included) made one
+    space, terminal colour codes removed; an exception without text is named by its type. `first`
+    keeps only the first line (Ray's errors carry whole tracebacks); `limit` cuts the line."""
+    raw = _COLOUR.sub("", str(text)).strip()
+    if first:
+        raw = raw.splitlines()[0] if raw else ""
+    line = " ".join(raw.split())
+    if not line and isinstance(text, BaseException):
+        line = type(text).__name__
+    return line if limit is None else line[:limit]

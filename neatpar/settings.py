@@ -21,21 +21,60 @@ import os
 import shlex
 import tempfile
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Literal, Mapping, get_args
 
 import neat
 
 from . import evolution
 from .envs.gym import DEFAULT_COPIES, PREFIX as GYM_PREFIX, behavior_name
-from .errors import ConfigError
+from .errors import ConfigError, one_line
 
-ROLES = ("population", "champion", "league")
-FITNESS_AGGREGATES = ("mean", "min", "max", "median", "sum")
-NETWORKS = ("feedforward", "recurrent", "ctrnn")
+Fitness = Literal["mean", "min", "max", "median", "sum"]
+Network = Literal["feedforward", "recurrent", "ctrnn"]
+Inference = Literal["inprocess", "pool", "auto"]
+Backend = Literal["local", "ray"]
+NeatStep = Literal["neatpar", "neat-python"]
+FITNESS_AGGREGATES = get_args(Fitness)
+NETWORKS = get_args(Network)
+INFERENCE = get_args(Inference)
+BACKENDS = get_args(Backend)
+NEAT_STEPS = get_args(NeatStep)
 MAX_CTRNN_STEPS = 1000  # Euler steps per decision (the ONNX model unrolls them)
-INFERENCE = ("inprocess", "pool", "auto")
-BACKENDS = ("local", "ray")
-NEAT_STEPS = ("neatpar", "neat-python")
+
+
+class Role(enum.StrEnum):
+    """Who drives a behavior's agents (see BehaviorRole)."""
+    POPULATION = "population"
+    CHAMPION = "champion"
+    LEAGUE = "league"
+    FILE = "file"
+
+
+ROLES = (Role.POPULATION, Role.CHAMPION, Role.LEAGUE)   # the roles a config names; others are genome files
+
+
+class EnvKind(enum.Enum):
+    """What kind of environment `env` names."""
+    BUILD = "build"            # a Unity build's path
+    EDITOR = "editor"          # the Unity Editor
+    GYMNASIUM = "gymnasium"    # a Gymnasium environment
+
+
+@dataclass(frozen=True)
+class EnvTarget:
+    """The environment a settings' `env` names, parsed once: its kind, and the build's path or the
+    Gymnasium environment ('ID', 'module:Id' or 'module:Class'); None for the Editor."""
+    kind: EnvKind
+    name: str | None
+
+    @classmethod
+    def of(cls, env: str | None) -> "EnvTarget":
+        """`env` as the reader `environment` leaves it (GYM_PREFIX + target, a path, or None)."""
+        if env is None:
+            return cls(EnvKind.EDITOR, None)
+        if env.startswith(GYM_PREFIX):
+            return cls(EnvKind.GYMNASIUM, env[len(GYM_PREFIX):])
+        return cls(EnvKind.BUILD, env)
 
 
 class Source(enum.Enum):
@@ -89,7 +128,7 @@ class BehaviorRole:
     """Who drives a behavior's agents: the genomes under evaluation, the best genome so far, past
     champions drawn from a league (run/league.py), or a genome saved in a file (`genome_file`)."""
     behavior: str
-    role: str                     # "population", "champion", "league" or "file"
+    role: Role
     genome_file: str | None = None
 
 
@@ -282,14 +321,14 @@ def behavior_roles(name: str, value: Any, where: Where) -> tuple[BehaviorRole, .
     elif isinstance(value, Mapping):
         pairs = [(str(k), str(v)) for k, v in value.items()]
     elif isinstance(value, (list, tuple)) and all(isinstance(r, BehaviorRole) for r in value):
-        pairs = [(r.behavior, r.genome_file if r.role == "file" else r.role) for r in value]
+        pairs = [(r.behavior, r.genome_file if r.role == Role.FILE else r.role) for r in value]   # str roles too
     else:
         raise where.fail(name, value, "is not 'BehaviorName: role' pairs, e.g. 'Ball3D?team=0: population'")
     roles = tuple(_role(behavior, role, where) for behavior, role in pairs)
     if not roles:
         raise where.fail(name, value, "names no behavior: name at least one, e.g. 'Ball3D?team=0: population'")
-    leagues = sum(r.role == "league" for r in roles)
-    if not any(r.role == "population" for r in roles) and leagues < 2:
+    leagues = sum(r.role is Role.LEAGUE for r in roles)
+    if not any(r.role is Role.POPULATION for r in roles) and leagues < 2:
         raise where.fail(name, value, "gives no behavior the role 'population', so no genome would ever be "
                                       "evaluated (two behaviors with the role 'league' evolve a population each)")
     names = [r.behavior for r in roles]
@@ -324,9 +363,9 @@ def roles_or_none(name: str, value: Any, where: Where) -> tuple[BehaviorRole, ..
 
 def _role(behavior: str, role: str, where: Where) -> BehaviorRole:
     if role in ROLES:
-        return BehaviorRole(behavior, role)
+        return BehaviorRole(behavior, Role(role))
     path = os.path.normpath(os.path.join(where.base, role))
-    return BehaviorRole(behavior, "file", path)
+    return BehaviorRole(behavior, Role.FILE, path)
 
 
 @accepting("HOST:PORT of a Ray cluster's head")
@@ -374,13 +413,13 @@ class Settings:
     generations: int = setting(50, integer(1), "total generations of a run", flag=True)
     seed: int | None = setting(None, optional(integer(0, 2**31 - 1)), "seed of the run (the same seed repeats "
                                                                       "the run)", flag=True)
-    network: str = setting("feedforward", choice(NETWORKS), "feedforward, recurrent or ctrnn (continuous-time) "
-                                                            "networks")
+    network: Network = setting("feedforward", choice(NETWORKS), "feedforward, recurrent or ctrnn "
+                                                                "(continuous-time) networks")
     ctrnn_decision_time: float = setting(0.1, number(), "seconds of game time one decision advances a CTRNN (in "
                                                         "Unity: Fixed Timestep x DecisionRequester period)")
     ctrnn_time_step: float = setting(0.02, number(), "a CTRNN's Euler step in seconds (the last step of a "
                                                      "decision may be shorter)")
-    fitness: str = setting("mean", choice(FITNESS_AGGREGATES), "aggregate of a genome's episode returns")
+    fitness: Fitness = setting("mean", choice(FITNESS_AGGREGATES), "aggregate of a genome's episode returns")
     time_scale: float = setting(20.0, number(), "the engine's time scale")
     no_graphics: bool = setting(True, boolean, "run the build headless")
     timeout: float = setting(60.0, number(), "seconds to wait for the build to answer")
@@ -388,17 +427,17 @@ class Settings:
     worker_id: int = setting(0, integer(0, 60000), "first worker id tried for the build's port")
     env_parameters: tuple[tuple[str, float], ...] = setting((), parameters, "'name = number' pairs sent on the "
                                                                             "EnvironmentParameters side channel")
-    inference: str = setting("inprocess", choice(INFERENCE), "where the networks run: in this process, on a "
-                                                             "spawn pool, or whichever measures faster", flag=True)
+    inference: Inference = setting("inprocess", choice(INFERENCE), "where the networks run: in this process, "
+                                   "on a spawn pool, or whichever measures faster", flag=True)
     workers: int = setting(2, integer(1, 256), "pool workers for inference = pool or auto", flag=True)
     envs: int = setting(1, integer(1, 1024), "simulators, each owned by its own env host (1 = one simulator "
                                              "in this process)", flag=True)
-    backend: str = setting("local", choice(BACKENDS), "where env hosts run: local processes or Ray actors",
-                           flag=True)
+    backend: Backend = setting("local", choice(BACKENDS), "where env hosts run: local processes or Ray actors",
+                               flag=True)
     address: str | None = setting(None, address, "Ray cluster address HOST:PORT for backend = ray; without one, "
                                                  "a local Ray instance", flag=True)
-    neat_step: str = setting("neatpar", choice(NEAT_STEPS), "classes that make each next generation: neatpar's "
-                             "(the populations neat-python's make, faster) or neat-python's own")
+    neat_step: NeatStep = setting("neatpar", choice(NEAT_STEPS), "classes that make each next generation: "
+                                  "neatpar's (the populations neat-python's make, faster) or neat-python's own")
     # Self-play (run/league.py); ML-Agents' self_play keys in generations.
     league_window: int = setting(10, integer(1, 1000), "past champions a league keeps (ML-Agents' window)")
     league_snapshot: int = setting(1, integer(1), "generations between snapshots of a population's strongest "
@@ -450,12 +489,12 @@ class Settings:
 
     def _check_league_rules(self) -> None:
         roles = [r.role for r in self.behaviors]
-        leagues, populations = roles.count("league"), roles.count("population")
+        leagues, populations = roles.count(Role.LEAGUE), roles.count(Role.POPULATION)
         if not populations and leagues > 2:
             raise ConfigError(f"behaviors has {leagues} behaviors with the role 'league' and none with 'population': "
                               f"two league behaviors evolve a population each and take turns; give the others "
                               f"another role")
-        evolving = [r.behavior for r in self.behaviors if r.role == "league" and not populations]
+        evolving = [r.behavior for r in self.behaviors if r.role is Role.LEAGUE and not populations]
         for behavior, _ in self.neat_configs:
             if behavior not in evolving:
                 raise ConfigError(f"neat_configs names {behavior!r}, but only the two league behaviors of an asymmetric "
@@ -491,7 +530,7 @@ class Settings:
                 raise ConfigError(f"{name} are for Unity builds; env = {self.env} is a Gymnasium environment: pass "
                                   f"its options as env_kwargs")
         name = behavior_name(self.gym)
-        own = (BehaviorRole(name, "population"),)
+        own = (BehaviorRole(name, Role.POPULATION),)
         if self.behaviors is None:
             object.__setattr__(self, "behaviors", own)
         elif self.behaviors != own:
@@ -500,16 +539,30 @@ class Settings:
                               f"behavior, {name!r}, whose copies are the population; leave behaviors out")
 
     @property
+    def target(self) -> EnvTarget:
+        """The environment `env` names (EnvTarget)."""
+        return EnvTarget.of(self.env)
+
+    @property
     def gym(self) -> str | None:
         """The Gymnasium environment (a registered id, 'module:Id' or 'module:Class'), or None for Unity."""
-        return self.env[len(GYM_PREFIX):] if _is_gym(self.env) else None
+        target = self.target
+        return target.name if target.kind is EnvKind.GYMNASIUM else None
+
+    def with_role(self, role: Role) -> tuple[str, ...]:
+        """The behaviors of `role`, in the config's order."""
+        return tuple(r.behavior for r in self.behaviors if r.role is role)
+
+    @property
+    def population_behaviors(self) -> tuple[str, ...]:
+        """The behaviors the genomes under evaluation drive, in the config's order."""
+        return self.with_role(Role.POPULATION)
 
     @property
     def asymmetric(self) -> bool:
         """Two league behaviors and no population one: each league behavior evolves a population of
         its own (asymmetric self-play, run/league.py)."""
-        roles = [r.role for r in self.behaviors]
-        return roles.count("league") == 2 and "population" not in roles
+        return len(self.with_role(Role.LEAGUE)) == 2 and not self.population_behaviors
 
     @property
     def hosted(self) -> bool:
@@ -557,7 +610,7 @@ def _read(values: Mapping[str, Any], source: Source, base: str) -> dict:
 
 
 def _is_gym(env: str | None) -> bool:
-    return env is not None and env.startswith(GYM_PREFIX)
+    return EnvTarget.of(env).kind is EnvKind.GYMNASIUM
 
 
 def flags() -> list[dataclasses.Field]:
@@ -570,7 +623,7 @@ def _did_you_mean(name: str, known) -> str:
     return f" (did you mean {close[0]}?)" if close else ""
 
 
-def neat_step_classes(neat_step: str) -> tuple[type, type, type]:
+def neat_step_classes(neat_step: NeatStep) -> tuple[type, type, type]:
     """(genome, reproduction, species set) classes for `neat_step`; both read the config file's
     [DefaultGenome], [DefaultReproduction] and [DefaultSpeciesSet] sections."""
     if neat_step == "neatpar":
@@ -587,7 +640,7 @@ def read_neat_config(settings: Settings, path: str, text: str | None = None) -> 
         try:
             config = neat.Config(*neat_step_classes(settings.neat_step), neat.DefaultStagnation, readable)
         except Exception as exc:  # neat-python's own messages, made one line
-            raise ConfigError(f"neat-python rejects {path}: {' '.join(str(exc).split())}") from None
+            raise ConfigError(f"neat-python rejects {path}: {one_line(exc)}") from None
     settings.check_neat_config(config, path)
     return config
 
@@ -599,7 +652,7 @@ def population_configs(settings: Settings, neat_config: neat.Config,
     run's stored copy), else `neat_config` (the run's own)."""
     files, texts = dict(settings.neat_configs), texts or {}
     return {r.behavior: read_neat_config(settings, files[r.behavior], texts.get(r.behavior))
-            if r.behavior in files else neat_config for r in settings.behaviors if r.role == "league"}
+            if r.behavior in files else neat_config for r in settings.behaviors if r.role is Role.LEAGUE}
 
 
 def load(path: str, text: str | None = None) -> tuple[neat.Config, Settings]:
@@ -616,7 +669,7 @@ def load(path: str, text: str | None = None) -> tuple[neat.Config, Settings]:
         else:
             parser.read_string(text, source=path)
     except configparser.Error as exc:
-        raise ConfigError(f"config file {path} cannot be parsed: {' '.join(str(exc).split())}") from None
+        raise ConfigError(f"config file {path} cannot be parsed: {one_line(exc)}") from None
     if not parser.has_section("neatpar"):
         raise ConfigError(f"config file {path} has no [neatpar] section: add one with at least env (a build path, "
                           f"with behaviors; or gymnasium:ID; see configs/ball.cfg and configs/cartpole.cfg)")

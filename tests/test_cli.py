@@ -14,7 +14,7 @@ import pytest
 
 import neatpar
 
-from neatpar.genome_io import genome_from_dict
+from neatpar.record.genomes import genome_from_dict
 from support.configs import ball_cfg, hover_cfg, write_config
 from support.evolution import genes_of
 from support.paths import ROOT
@@ -496,13 +496,12 @@ def test_a_fitness_threshold_that_stops_the_run_is_said_with_its_checkpoint(tmp_
 
 
 def test_a_checkpoint_of_an_earlier_neatpar_without_settings_asks_for_the_config(tmp_path):
-    from neatpar.run_folder import checkpoint_state, load_checkpoint
+    from neatpar.record.checkpoint import Checkpoint
     config = ball_cfg(tmp_path, generations=1)
     assert neatpar_cli("evolve", "--config", config, "--out", str(tmp_path / "run")).returncode == 0
-    *state, extras = load_checkpoint(str(tmp_path / "run" / "checkpoints" / "checkpoint-1.gz"))
-    del extras["run_settings"]
+    checkpoint = Checkpoint.load(str(tmp_path / "run" / "checkpoints" / "checkpoint-1.gz"))
     old = tmp_path / "old.gz"
-    old.write_bytes(gzip.compress(checkpoint_state(*state, extras)))
+    old.write_bytes(gzip.compress(checkpoint.without_run_settings().to_bytes()))
     bad(tmp_path, ["evolve", "--resume", str(old), "--generations", "2"],
         f"checkpoint {old} holds no settings (an earlier neatpar wrote it): give the run's config with --config")
     resumed = neatpar_cli("evolve", "--config", config, "--resume", str(old), "--generations", "2", "--out",

@@ -16,7 +16,7 @@ from support.runs import neatpar_cli
 from support.simulators import free_worker_id
 from neatpar.envs.base import Layout
 from neatpar.envs.unity.adapter import outputs_to_actions
-from neatpar.genome_io import load_genome
+from neatpar.record.genomes import load_genome
 from neatpar.nn import CTRNNPopulation
 
 TOLERANCE = 1e-4   # float32 model against neat-python's float64 (see neatpar/nn/onnx_export.py)

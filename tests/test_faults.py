@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from neatpar.run_folder import load_checkpoint
+from neatpar.record.checkpoint import Checkpoint
 from support.configs import ball_cfg
 from support.runs import NEATPAR_COMMAND, Run, neatpar_cli, stats_rows
 
@@ -71,7 +71,7 @@ def test_simulator_failing_three_times_is_a_clear_error_with_checkpoints_intact(
     assert code == 1
     assert err.strip().splitlines()[-1].startswith("neatpar: error: the simulator failed 3 times")
     for checkpoint in (tmp_path / "run" / "checkpoints").glob("checkpoint-*.gz"):
-        load_checkpoint(str(checkpoint))
+        Checkpoint.load(str(checkpoint))
     run.assert_clean(segments_expected=True)
 
 
@@ -89,7 +89,7 @@ def test_ctrl_c_and_sigterm_at_random_moments(tmp_path):
         assert code == (130 if sig == signal.SIGINT else 143), err
         checkpoints = sorted((out / "checkpoints").glob("checkpoint-*.gz")) if out.exists() else []
         for checkpoint in checkpoints:
-            load_checkpoint(str(checkpoint))
+            Checkpoint.load(str(checkpoint))
         assert not list(out.glob("**/.*.tmp-*"))
         run.assert_clean()
         if checkpoints:

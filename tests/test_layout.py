@@ -103,16 +103,26 @@ def test_no_import_cycle():
 def test_layers_import_downwards_only():
     """parallel knows nothing of the rest; evolution (the NEAT step) nothing but neat-python; nn and
     envs nothing above them (nn takes the Layout record from envs/base.py and reads genomes' gene
-    records from evolution); the builds nothing of neatpar but themselves."""
+    records from evolution); run nothing of the application layer (record/, cli/) but the genome
+    files a saved genome's behavior is played from; record/ (what a run leaves behind) nothing of
+    cli/ or of the running of genomes beyond the stats and leagues it writes down; the builds
+    nothing of neatpar but themselves."""
     allowed = {
         "neatpar.parallel": ("neatpar.parallel", "neatpar.errors"),
-        "neatpar.nn": ("neatpar.nn", "neatpar.errors", "neatpar.files", "neatpar.envs.base",  # Layout, a spec type
+        "neatpar.nn": ("neatpar.nn", "neatpar.errors", "neatpar.envs.base",  # Layout, a spec type
                        "neatpar.evolution"),  # genomes' gene records
         "neatpar.evolution": ("neatpar.evolution",),
         "neatpar.envs": ("neatpar.envs", "neatpar.errors", "neatpar.parallel", "neatpar.nn"),
+        "neatpar.run": ("neatpar.run", "neatpar.errors", "neatpar.settings", "neatpar.parallel", "neatpar.nn",
+                        "neatpar.envs", "neatpar.evolution",
+                        "neatpar.record.genomes"),  # the genome files of behaviors with a saved genome
+        "neatpar.record": ("neatpar.record", "neatpar.errors", "neatpar.settings", "neatpar.parallel.serialize",
+                           "neatpar.nn", "neatpar.envs.base", "neatpar.run.stats", "neatpar.run.state",
+                           "neatpar.run.league"),
+        "neatpar.record.genomes": ("neatpar.record.atomic", "neatpar.errors"),
+        "neatpar.record.atomic": (),
         "neatpar.sim": ("neatpar.sim",),
         "neatpar.errors": (),
-        "neatpar.files": (),
     }
     wrong = []
     for name, targets in graph().items():

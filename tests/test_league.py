@@ -10,7 +10,7 @@ import pytest
 from neatpar import settings as run_config
 from neatpar.errors import ConfigError
 from neatpar.run.evaluator import UnityEvaluator
-from neatpar.run.league import INITIAL_RATING, Game, League, Member, SelfPlay, expected, rate, result_of
+from neatpar.run.league import INITIAL_RATING, Game, League, LeagueValues, Member, SelfPlay, expected, rate, result_of
 from neatpar.run.stats import EpisodeEnd
 from neatpar.settings import Settings
 from support.configs import hand_genome, write_config
@@ -209,4 +209,4 @@ def test_rating_games_rate_the_strongest_genome_from_its_own_results(tmp_path):
     # The strongest joins the league with its rating; the stats row shows it.
     newest = league.members[-1]
     assert (newest.number, newest.genome.key, newest.rating, newest.generation) == (3, 2, league.rating, 0)
-    assert row == {"elo": league.rating, "league_size": 4}
+    assert row == LeagueValues(league.rating, 4)

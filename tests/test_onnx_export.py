@@ -14,7 +14,6 @@ Precision terms used below (the model computes in float32, neat-python in float6
   score, or one of the two scores is ill-conditioned or not finite.
 """
 import copy
-import os
 from dataclasses import dataclass
 
 import neat
@@ -30,7 +29,7 @@ from support.onnx_models import checked_session, memory_size, read_like_ml_agent
 from neatpar.envs.base import Layout
 from neatpar.envs.unity.adapter import outputs_to_actions
 from neatpar.errors import ExportError
-from neatpar.nn.onnx_export import export_policy, save_policy
+from neatpar.nn.onnx_export import export_policy
 
 ACTIVATIONS, AGGREGATIONS = ALL_ACTIVATIONS.split(), ALL_AGGREGATIONS.split()
 TOLERANCE = 1e-4
@@ -591,16 +590,6 @@ def test_layouts_that_do_not_fit_are_one_line_errors(configs):
         with pytest.raises(ExportError, match=message) as error:
             make()
         assert "\n" not in str(error.value)
-
-
-def test_save_policy_writes_the_model_atomically(configs, tmp_path):
-    config = configs(4, 3)
-    model = exported(structure_genome(config), config, Layout((3, 1), 1, (2,)))
-    path = tmp_path / "winner.onnx"
-    path.write_bytes(b"an older model")
-    save_policy(model, str(path))
-    assert onnx.load(str(path)) == model
-    assert os.listdir(tmp_path) == ["winner.onnx"]
 
 
 # ---------------------------------------------------------------- a real episode

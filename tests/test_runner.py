@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from neatpar import settings as run_config
-from neatpar.genome_io import save_genome_json
+from neatpar.record.genomes import save_genome_json
 from neatpar.run.evaluator import UnityEvaluator
 from support.configs import write_config
 from support.paths import BALL, BUILDS

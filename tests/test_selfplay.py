@@ -13,12 +13,12 @@ import onnx
 import pytest
 
 import neatpar
+from neatpar.record.checkpoint import Checkpoint
 from support.configs import write_config
 from support.duels import DUEL_SHORT, duel_cfg
 from support.evolution import genes_of
 from support.processes import shm_segments
 from support.runs import Run, neatpar_cli
-from neatpar.run_folder import load_checkpoint
 
 TIMING = ("seconds", "scored_steps_per_s")
 
@@ -107,8 +107,8 @@ def test_an_asymmetric_league_run_evolves_a_population_per_behavior_in_turns(tmp
     restored = neat.Checkpointer.restore_checkpoint(str(out / "checkpoints" / "checkpoint-3.gz"))
     assert restored.generation == 2 and len(restored.population) == 8   # the first behavior's population
     # Each checkpoint's generations of the two populations: the striker's, the keeper's, in turns.
-    turns = [load_checkpoint(str(out / "checkpoints" / f"checkpoint-{n}.gz")) for n in (1, 2, 3)]
-    assert [(c[0], c[5]["sides"]["Keeper?team=1"]["generation"]) for c in turns] == [(1, 0), (1, 1), (2, 1)]
+    turns = [Checkpoint.load(str(out / "checkpoints" / f"checkpoint-{n}.gz")) for n in (1, 2, 3)]
+    assert [(c.population.generation, c.sides["Keeper?team=1"].generation) for c in turns] == [(1, 0), (1, 1), (2, 1)]
     # A population's winner plays against the other's.
     played = neatpar_cli("play", "--config", str(tmp_path / "asymmetric.cfg"), "--genome",
                          str(keeper / "winner.json"), "--episodes", "2")
@@ -161,12 +161,14 @@ def test_an_interrupted_asymmetric_run_resumes_exactly(tmp_path):
 
 def league_genomes(checkpoint: str) -> list:
     """Every genome a self-play checkpoint holds: each population's and each league member's."""
-    generation, config, population, species, rndstate, extras = load_checkpoint(checkpoint)
+    saved = Checkpoint.load(checkpoint)
+    population = saved.population.population
     genomes = [population[k] for k in sorted(population)]
-    for side in (extras.get("sides") or {}).values():
-        genomes += [side["population"][k] for k in sorted(side["population"])]
-    for behavior in sorted(extras["selfplay"]["leagues"]):
-        genomes += [m.genome for m in extras["selfplay"]["leagues"][behavior].members]
+    for side in (saved.sides or {}).values():
+        genomes += [side.population[k] for k in sorted(side.population)]
+    leagues = saved.evaluator.selfplay["leagues"]
+    for behavior in sorted(leagues):
+        genomes += [m.genome for m in leagues[behavior].members]
     return genomes
 
 

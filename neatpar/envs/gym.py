@@ -19,13 +19,12 @@ from __future__ import annotations
 
 import importlib
 import math
-import re
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import ConfigError, EnvironmentMismatch
+from ..errors import ConfigError, EnvironmentMismatch, one_line
 from .base import Batch, Layout
 
 PREFIX = "gymnasium:"       # how a settings' env names a Gymnasium environment
@@ -65,16 +64,16 @@ def make(target: str, kwargs: Mapping[str, Any] | None = None, max_steps: int | 
     try:
         env = gym.make(_resolve(gym, target), **dict(kwargs or {}))
     except gym.error.DependencyNotInstalled as error:
-        raise ConfigError(f"env = {shown} needs a package that is not installed ({_line(error)}): "
+        raise ConfigError(f"env = {shown} needs a package that is not installed ({one_line(error)}): "
                           f"{INSTALL_HINT}") from None
     except gym.error.Error as error:
-        raise ConfigError(f"env = {shown} is not a Gymnasium environment: {_line(error)}") from None
+        raise ConfigError(f"env = {shown} is not a Gymnasium environment: {one_line(error)}") from None
     except ModuleNotFoundError as error:
-        raise ConfigError(f"env = {shown}: {_line(error)}") from None
+        raise ConfigError(f"env = {shown}: {one_line(error)}") from None
     except (TypeError, ValueError, AssertionError) as error:  # what environments raise for bad arguments
         if not kwargs:
             raise
-        raise ConfigError(f"env_kwargs do not fit {shown}: {_line(error)}") from None
+        raise ConfigError(f"env_kwargs do not fit {shown}: {one_line(error)}") from None
     if max_steps is not None:
         env = gym.wrappers.TimeLimit(env, max_episode_steps=max_steps)
     return env
@@ -100,11 +99,6 @@ def _resolve(gym, target: str):
     if found is not None:
         raise ConfigError(f"env = {PREFIX}{target}: {module_name}.{name} is not a gymnasium.Env subclass")
     return target  # 'module:Id-v0': the module registers the id
-
-
-def _line(error: BaseException) -> str:
-    """An exception's message on one line, without terminal colour codes."""
-    return " ".join(re.sub(r"\x1b\[[0-9;]*m", "", str(error)).split()) or type(error).__name__
 
 
 # ---------------------------------------------------------------- spaces

@@ -78,7 +78,6 @@ from onnx import TensorProto, helper, numpy_helper
 
 from ..envs.base import Layout
 from ..errors import ExportError
-from ..files import write_atomic
 from .compile import BUILTIN_ACTIVATIONS, BUILTIN_AGGREGATIONS, Tables
 
 OPSET = 9
@@ -134,11 +133,6 @@ def _kind(recurrent: bool, ctrnn: CTRNNTimes | None) -> str:
     if ctrnn is not None:
         return f"CTRNN (advance {ctrnn.advance_time!r} s per decision, time step {ctrnn.time_step!r} s)"
     return "recurrent network" if recurrent else "feed-forward network"
-
-
-def save_policy(model: onnx.ModelProto, path: str) -> None:
-    """Write `model` to `path` atomically (a reader sees the old file or the whole new one)."""
-    write_atomic(path, model.SerializeToString())
 
 
 def _check_layout(layout: Layout) -> None:

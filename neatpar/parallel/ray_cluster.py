@@ -12,7 +12,7 @@ import pickle
 import random
 from typing import Any, NamedTuple
 
-from ..errors import ConfigError
+from ..errors import ConfigError, one_line
 
 RAY_PIN = "ray==2.60.0"
 
@@ -50,7 +50,7 @@ def connect(address: str | None):
                      configure_logging=False)
     except ConnectionError as exc:
         raise ConfigError(f"cannot reach the Ray cluster at {address or os.environ.get('RAY_ADDRESS')}: "
-                          f"{' '.join(str(exc).split())[:300]}; start it with `ray start --head` or fix "
+                          f"{one_line(exc, limit=300)}; start it with `ray start --head` or fix "
                           f"--address") from None
     return ray, True
 
@@ -96,5 +96,4 @@ def config_from(payload: bytes) -> Any:
 
 def first_line(exc: BaseException) -> str:
     """The first line of an exception's text (Ray's errors carry whole tracebacks)."""
-    text = str(exc).strip().splitlines()
-    return text[0][:300] if text else type(exc).__name__
+    return one_line(exc, first=True, limit=300)

@@ -11,16 +11,11 @@ from __future__ import annotations
 import io
 from typing import Any, Callable
 
-from ..errors import LiveHandleError, TransferError
+from ..errors import LiveHandleError, TransferError, one_line
 from .handles import find_handle, parts
 from .messages import RunTask, Startup
 from .serialize import WorkerPickler, dumps, dumps_by_value, dumps_for_worker, travels_by_value
 from .workers import SharedRef
-
-
-def one_line(text: str) -> str:
-    """`text` with every run of whitespace (newlines included) made one space."""
-    return " ".join(text.split())
 
 
 def pickle_task(task_id: int, func: Callable, args: tuple, kwds: dict) -> bytes:

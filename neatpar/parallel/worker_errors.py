@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ..errors import TransferError, UnguardedScriptError, WorkerStartError
+from ..errors import TransferError, UnguardedScriptError, WorkerStartError, one_line
 from .messages import LoadFailed, StartFailed, StartStage
 from .serialize import main_script_path, spawn_reimports_main
-from .transfer import one_line
 
 START_ADVICE = (
     "spawn re-runs the top level of your main script in every worker: keep live handles "

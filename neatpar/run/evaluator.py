@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from typing import Any
+from typing import Any, Callable, Mapping
 
 from ..errors import LiveHandleError, NeatparError
-from ..genome_io import load_genome
-from ..settings import Settings, Source, load
+from ..record.genomes import load_genome
+from ..settings import Role, Settings, Source, load
 from .environments import check_environment, gym_setup, open_environment
 from .hosts import HostScheduler, HostSetup
 from .local_hosts import LocalHosts
@@ -19,6 +19,7 @@ from .ray_hosts import RayHosts
 from .inference import make_inference
 from .league import SelfPlay
 from .runner import EpisodeRunner, Match, aggregate, standard_match
+from .state import RunState
 from .stats import GenerationStats
 
 
@@ -42,17 +43,22 @@ class EnvEvaluator:
     leagues (league.py): each generation is played in rounds against opponents drawn from them.
     With two league behaviors (an asymmetric game) each is a population of its own: `configs`
     maps each to its population's neat config, and each generation's genomes must be those of the
-    population whose turn it is (neatpar evolve takes the turns, selfplay.py).
+    population whose turn it is (neatpar evolve takes the turns, cli/alternation.py).
+
+    A run that continues (from a checkpoint) or reports progress says so once, before its first
+    generation, with `begin_run`; `run_state()` is what a checkpoint keeps of the evaluator.
     """
 
     def __init__(self, env: Any, behaviors=None, *, log_folder: str | None = None, **settings: Any):
         self._setup(Settings.create({"env": env, "behaviors": behaviors, **settings}), log_folder)
 
     @classmethod
-    def from_settings(cls, settings: Settings, log_folder: str | None = None) -> "EnvEvaluator":
-        """An evaluator for ready-made settings (e.g. `neatpar.settings.load(path)[1]`)."""
+    def from_settings(cls, settings: Settings, log_folder: str | None = None,
+                      configs: Mapping[str, Any] | None = None) -> "EnvEvaluator":
+        """An evaluator for ready-made settings (e.g. `neatpar.settings.load(path)[1]`); `configs`
+        are an asymmetric game's populations' neat configs (behavior -> config)."""
         evaluator = cls.__new__(cls)
-        evaluator._setup(settings, log_folder)
+        evaluator._setup(settings, log_folder, configs)
         return evaluator
 
     @classmethod
@@ -62,22 +68,37 @@ class EnvEvaluator:
         _, settings = load(path)
         return cls.from_settings(settings.with_changes(Source.KEYWORD, **changes), log_folder)
 
-    def _setup(self, settings: Settings, log_folder: str | None) -> None:
+    def _setup(self, settings: Settings, log_folder: str | None, configs: Mapping[str, Any] | None = None) -> None:
         check_environment(settings)
         self.settings = settings
         self.log_folder = log_folder
         self._environment = None
-        self.files = {r.behavior: load_genome(r.genome_file) for r in settings.behaviors if r.role == "file"}
+        self.files = {r.behavior: load_genome(r.genome_file) for r in settings.behaviors if r.role is Role.FILE}
         self.champion = None
         self.generation = 0
-        self.selfplay = SelfPlay(settings) if any(r.role == "league" for r in settings.behaviors) else None
-        self.configs: dict = {}   # behavior -> its population's neat config (asymmetric self-play)
+        self.selfplay = SelfPlay(settings) if settings.with_role(Role.LEAGUE) else None
+        self.configs: dict = dict(configs or {})   # behavior -> its population's neat config (asymmetric self-play)
         self.last_stats = GenerationStats()
         self.episode_returns: dict[int, list[float]] = {}
         self._runner = None
         self.progress = None  # called during evaluate() with the generation's stats so far
         self._inference = None  # created with the first runner, in this (main) process
         self._hosts = None      # env hosts (envs > 1 or backend = ray), started by the first evaluate
+
+    def begin_run(self, log_folder: str | None, progress: Callable[[GenerationStats], None] | None = None,
+                  state: RunState | None = None, source: str = "the checkpoint") -> None:
+        """Before a run's first generation: where the simulators' logs go, the callback that sees
+        each generation's stats so far, and, for a run that continues, the state it continues
+        from (`source` names it in errors: leagues of another run are refused)."""
+        self.log_folder, self.progress = log_folder, progress
+        if state is not None:
+            self.champion, self.generation = state.champion, state.generation
+            if state.selfplay is not None and self.selfplay is not None:
+                self.selfplay.restore(state.selfplay, source)
+
+    def run_state(self) -> RunState:
+        """What a checkpoint keeps of this evaluator (see RunState)."""
+        return RunState(self.champion, self.generation, None if self.selfplay is None else self.selfplay.state())
 
     @property
     def environment(self):
@@ -234,7 +255,7 @@ class EnvEvaluator:
                               f"the process that made it")
 
 
-UnityEvaluator = EnvEvaluator  # the earlier name, for Unity builds
+UnityEvaluator = EnvEvaluator  # the earlier name (documented), for Unity builds and Gymnasium runs alike
 
 
 def start_hosts(settings: Settings, log_folder: str | None):

@@ -78,6 +78,13 @@ class HostProgress(NamedTuple):
     scored_steps: int = 0
 
 
+class RunConfigs(NamedTuple):
+    """The neat configs a host's runner plays with, sent once per run: the run's, and the
+    per-behavior ones where a behavior's genomes have another (an asymmetric game's populations)."""
+    neat_config: Any
+    behaviors: dict
+
+
 class PartResult(NamedTuple):
     """What a host returns for a part: each genome's episode returns, the part's stats, and the
     index of the host that ran it."""
@@ -108,16 +115,16 @@ class HostState:
         self._runner: EpisodeRunner | None = None
         self.report = HostProgress()  # read by the Ray actor's `progress` while a part runs
 
-    def evaluate(self, configs: tuple, compiled: Compiled, generation: int, part: int,
+    def evaluate(self, configs: RunConfigs, compiled: Compiled, generation: int, part: int,
                  on_step: Callable[[HostProgress], None] | None = None) -> PartResult:
         """Episode returns of the genomes of part `part` of `generation`, compiled by the main
         process (compile_generation), on this host's simulator, the stats, and this host's index;
-        `on_step` gets the host's report after every step. `configs` is the run's (neat config,
-        per-behavior configs) as the scheduler sent them. The runner lives as long as the host (the
+        `on_step` gets the host's report after every step. `configs` are the run's neat configs as
+        the scheduler sent them. The runner lives as long as the host (the
         genomes' inputs and outputs do not change within a run)."""
         if self._runner is None:
-            neat_config, behavior_configs = configs
-            self._runner = EpisodeRunner(self.environment, self.settings, neat_config, configs=behavior_configs)
+            self._runner = EpisodeRunner(self.environment, self.settings, configs.neat_config,
+                                         configs=configs.behaviors)
         self.report = HostProgress(self.report.steps, generation, part)
 
         def progress(stats: GenerationStats) -> None:
@@ -199,7 +206,7 @@ class HostScheduler:
                  match: Match | None = None) -> tuple[list[list[float]], GenerationStats]:
         started = time.perf_counter()
         if not self._config_sent:  # hosts read it once, for their runner: parts arrive compiled
-            self.hosts.prepare(dumps((self.neat_config, self.configs)))
+            self.hosts.prepare(dumps(RunConfigs(self.neat_config, self.configs)))
             self._config_sent = True
         parts = self.parts = split(len(genomes), self.hosts.count, self.hosts.agents())
         waiting = deque(range(len(parts)))

@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, NamedTuple, Sequence
 
 from ..errors import ConfigError
-from ..settings import Settings
+from ..settings import Role, Settings
 from .runner import Match, standard_match
 from .stats import EpisodeEnd, GenerationStats
 
@@ -129,10 +129,32 @@ def rate(learner: League, opponents: League, games: Sequence[Game]) -> None:
         member.rating -= change
 
 
+class LeagueValues(NamedTuple):
+    """A self-play run's stats values after a generation: the rating of the population's best (the
+    learner whose generation it was), and the size of its league."""
+    elo: float
+    league_size: int
+
+
 class Round(NamedTuple):
     """One round of a generation: the opponent, and whether the sides are swapped."""
     opponent: Member
     swapped: bool = False
+
+
+class Pairing(NamedTuple):
+    """A pairing of a final round-robin: members of one side (the players) against one member of
+    the same or the other side."""
+    side: str
+    players: list[Member]
+    opponent_side: str
+    opponent: Member
+
+
+class Half(NamedTuple):
+    """The games of a player against one opponent from one side: the behaviors the opponent plays."""
+    behaviors: list[str]
+    games: int
 
 
 @dataclass
@@ -156,9 +178,7 @@ class SelfPlay:
 
     def __init__(self, settings: Settings):
         self.settings = settings
-        roles = settings.behaviors
-        leagues = [r.behavior for r in roles if r.role == "league"]
-        populations = [r.behavior for r in roles if r.role == "population"]
+        leagues, populations = list(settings.with_role(Role.LEAGUE)), list(settings.population_behaviors)
         # Symmetric: the population behaviors share one league, whose members play the league
         # behaviors. Asymmetric: each of two league behaviors is a population of its own.
         self.sides = populations[:1] if populations else leagues
@@ -247,12 +267,13 @@ class SelfPlay:
         """Each player's results (its own view) in `games` games against `opponent`, which plays
         `side`'s own behaviors and the players the opposing ones (the players are the genomes under
         evaluation); in symmetric games the second half of the games swaps sides."""
-        halves = [(self.own[side], games - games // 2)]
+        halves = [Half(self.own[side], games - games // 2)]
         if self.swappable and games > 1:
-            halves.append((self.theirs[side], games // 2))
+            halves.append(Half(self.theirs[side], games // 2))
         results: list[list[float]] = [[] for _ in players]
-        for number, (behaviors, count) in enumerate(halves, first_round):
-            _, stats = evaluate(list(players), self._match(behaviors, opponent, count, number, champion, files), None)
+        for number, half in enumerate(halves, first_round):
+            _, stats = evaluate(list(players), self._match(half.behaviors, opponent, half.games, number, champion,
+                                                           files), None)
             for mine, ends in zip(results, stats.endings):
                 mine.extend(result_of(end) for end in ends)
         return results
@@ -272,19 +293,18 @@ class SelfPlay:
         other), whose mean results choose the winners (`winner`)."""
         games = self.settings.league_final_games
         results: dict[str, dict[int, list[float]]] = {side: {} for side in self.sides}
-        pairings = []   # (players' side, players, opponent's side, opponent)
         if self.asymmetric:
             first, second = self.sides
-            pairings = [(first, self.leagues[first].members, second, o) for o in self.leagues[second].members]
+            pairings = [Pairing(first, self.leagues[first].members, second, o) for o in self.leagues[second].members]
         else:
             members = self.leagues[self.sides[0]].members
-            pairings = [(self.sides[0], members[j + 1:], self.sides[0], o) for j, o in enumerate(members[:-1])]
-        for number, (side, players, opponent_side, opponent) in enumerate(pairings):
-            outcomes = self._versus(evaluate, [m.genome for m in players], opponent.genome, opponent_side, games,
-                                    2 * number, champion, files)
-            for member, mine in zip(players, outcomes):
-                results[side].setdefault(member.number, []).extend(mine)
-                results[opponent_side].setdefault(opponent.number, []).extend(1.0 - r for r in mine)
+            pairings = [Pairing(self.sides[0], members[j + 1:], self.sides[0], o) for j, o in enumerate(members[:-1])]
+        for number, pairing in enumerate(pairings):
+            outcomes = self._versus(evaluate, [m.genome for m in pairing.players], pairing.opponent.genome,
+                                    pairing.opponent_side, games, 2 * number, champion, files)
+            for member, mine in zip(pairing.players, outcomes):
+                results[pairing.side].setdefault(member.number, []).extend(mine)
+                results[pairing.opponent_side].setdefault(pairing.opponent.number, []).extend(1.0 - r for r in mine)
         self.scores = {side: {n: math.fsum(r) / len(r) for n, r in found.items()} for side, found in results.items()}
 
     def record(self, side: str, games: Sequence[Game], strongest) -> None:
@@ -297,11 +317,10 @@ class SelfPlay:
             league.snapshot(strongest, league.generations - 1)
         self.last_side = side
 
-    def row(self) -> dict:
-        """The stats.csv values after a generation: the rating of the population's best (the learner
-        whose generation it was), and the size of its league."""
+    def row(self) -> LeagueValues:
+        """The stats values after a generation (see LeagueValues)."""
         league = self.leagues[self.last_side]
-        return {"elo": league.rating, "league_size": len(league.members)}
+        return LeagueValues(league.rating, len(league.members))
 
     def winner(self, side: str) -> Member:
         """The winner of a league run for `side`: its league's member with the best result in the

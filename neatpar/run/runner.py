@@ -28,7 +28,7 @@ agents' action masks, as every action sent does). A generation that makes no pro
 of a scored agent, no finished episode) for STALL_STEPS environment steps stops with an error
 instead of hanging.
 
-`UnityEvaluator` (evaluator.py) wraps this as a neat-python fitness callback.
+`EnvEvaluator` (evaluator.py) wraps this as a neat-python fitness callback.
 """
 from __future__ import annotations
 
@@ -36,15 +36,15 @@ import enum
 import logging
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, NamedTuple
+from typing import Any, Callable, Iterable, Mapping, NamedTuple
 
 import numpy as np
 
 from ..envs.base import Batch, Environment, Layout
-from ..errors import EnvironmentMismatch, NeatparError, SimulatorError
+from ..errors import EnvironmentMismatch, NeatparError, SimulatorError, one_line
 from ..nn import CTRNNPopulation, FeedForwardPopulation, RecurrentPopulation
 from ..nn.mixed import MixedPopulation
-from ..settings import Settings
+from ..settings import Role, Settings
 from .inference import InProcessInference
 from .stats import EpisodeEnd, GenerationStats, ScoredEpisodes
 
@@ -160,8 +160,8 @@ class Compiled(NamedTuple):
 
 def standard_match(settings: Settings, champion, files: dict) -> Match:
     """The match the roles give: the champion and file behaviors' genomes as opponents."""
-    opponents = {r.behavior: champion if r.role == "champion" else files[r.behavior]
-                 for r in settings.behaviors if r.role in ("champion", "file")}
+    opponents = {r.behavior: champion if r.role is Role.CHAMPION else files[r.behavior]
+                 for r in settings.behaviors if r.role in (Role.CHAMPION, Role.FILE)}
     return Match(opponents, settings.episodes_per_genome)
 
 
@@ -202,6 +202,29 @@ def population_kernel(genomes: list, settings: Settings, neat_config: Any):
     return kernel_type.create(genomes, neat_config)
 
 
+class Arrivals:
+    """Which behaviors have reported to a runner: the configured ones whose first report was
+    checked (their layout fits the genomes), and the reported ones the config does not name
+    (warned about once every configured one has come)."""
+
+    def __init__(self, configured: Iterable[str]):
+        self.configured = list(configured)
+        self.checked: set[str] = set()
+        self.unlisted: set[str] = set()
+
+    def complete(self) -> bool:
+        """Every configured behavior has reported."""
+        return len(self.checked) == len(self.configured)
+
+    def missing(self) -> list[str]:
+        return [b for b in self.configured if b not in self.checked]
+
+    def take_unlisted(self) -> list[str]:
+        """The unlisted behaviors seen since the last call, sorted."""
+        found, self.unlisted = sorted(self.unlisted), set()
+        return found
+
+
 class EpisodeRunner:
     """Runs generations on an environment (envs/base.py); the networks run on `inference`
     (inference.py: in this process, on the pool, or whichever is faster)."""
@@ -217,8 +240,7 @@ class EpisodeRunner:
         # Called once per step with the generation's stats so far (progress bars; env hosts report
         # that they are alive and how far they are with it).
         self.progress: Callable[[GenerationStats], None] | None = None
-        self._checked: set[str] = set()
-        self._unlisted: set[str] = set()   # reported behaviors the config does not name
+        self.arrivals = Arrivals(self.roles)   # checked again after a simulator restart
         self._warned: set[str] = set()
         self.started_once = False   # the environment has reset successfully at least once
 
@@ -260,13 +282,13 @@ class EpisodeRunner:
             except SimulatorError as error:
                 failures += 1
                 self.environment.close()
-                self._checked.clear()
+                self.arrivals.checked.clear()
                 if not self.started_once:  # it never started: restarting cannot help
                     raise
                 if failures >= MAX_SIMULATOR_FAILURES:
                     raise SimulatorError(
                         f"the simulator failed {failures} times in generation {generation} (last: "
-                        f"{' '.join(str(error).split())}); checkpoints written so far are intact: fix the "
+                        f"{one_line(error)}); checkpoints written so far are intact: fix the "
                         f"environment and resume") from None
                 log.warning("generation %d: the simulator failed (%s); relaunching it", generation, error)
                 time.sleep(0.5 * 2 ** (failures - 1))
@@ -321,7 +343,7 @@ class Generation:
 
     def finished(self) -> bool:
         """Done, and every configured behavior has reported."""
-        return self.remaining == 0 and len(self.runner._checked) == len(self.runner.roles)
+        return self.remaining == 0 and self.runner.arrivals.complete()
 
     def play(self) -> None:
         """Step until every genome has its episodes and every configured behavior has reported
@@ -363,14 +385,14 @@ class Generation:
     def _driven(self, behavior: str) -> bool:
         """True for a configured behavior (checked at its first report); unlisted ones are left to
         the environment's neutral actions, with a warning."""
-        runner = self.runner
+        runner, arrivals = self.runner, self.runner.arrivals
         if behavior not in runner.roles:
-            runner._unlisted.add(behavior)
+            arrivals.unlisted.add(behavior)
             return False
-        if behavior not in runner._checked:
+        if behavior not in arrivals.checked:
             layout = self.env.layout(behavior)
             runner.check_layout(behavior, layout)
-            runner._checked.add(behavior)
+            arrivals.checked.add(behavior)
             self.stats.layouts[behavior] = layout
         return True
 
@@ -476,17 +498,16 @@ class Generation:
         """Once every configured behavior has reported (else the error that lists the present ones
         says it all), a warning for each behavior the config does not name."""
         runner = self.runner
-        if runner._unlisted and len(runner._checked) == len(runner.roles):
-            for behavior in sorted(runner._unlisted):
+        if runner.arrivals.unlisted and runner.arrivals.complete():
+            for behavior in runner.arrivals.take_unlisted():
                 runner.warn_once(f"unlisted {behavior}", "behavior %r is in the environment but not in [neatpar] "
                                  "behaviors: its agents get neutral actions (zeros; for a discrete branch, the first "
                                  "action their mask allows)", behavior)
-            runner._unlisted.clear()
 
     def _check_behaviors_arrived(self) -> None:
         if self.steps_since_start < BEHAVIOR_WAIT_STEPS:
             return
-        missing = [b for b in self.runner.roles if b not in self.runner._checked]
+        missing = self.runner.arrivals.missing()
         if missing:
             present = sorted(set(self.env.poll()))
             raise EnvironmentMismatch(
@@ -529,9 +550,9 @@ def survey(environment: Environment, settings: Settings) -> Survey:
     agents that asked for a decision and are still there, and reading every reported behavior's
     layout. Env hosts size the parts of a generation by the count; `neatpar export` without a run
     folder's record takes the layouts."""
-    population = {r.behavior for r in settings.behaviors if r.role == "population"}
+    population = set(settings.population_behaviors)
     if not population:   # asymmetric self-play: the populations take turns on the league behaviors
-        population = {next(r.behavior for r in settings.behaviors if r.role == "league")}
+        population = {settings.with_role(Role.LEAGUE)[0]}
     configured = {r.behavior for r in settings.behaviors}
     environment.reset(None)
     live: set[tuple[str, int]] = set()

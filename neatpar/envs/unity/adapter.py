@@ -23,7 +23,7 @@ from mlagents_envs.exception import (
     UnityTimeOutException,
 )
 
-from ...errors import EnvironmentMismatch, SimulatorError
+from ...errors import EnvironmentMismatch, SimulatorError, one_line
 from ..base import Aggregation, Batch, GameStat, Layout
 from .bridge import SimulatorBridge
 
@@ -117,7 +117,7 @@ def _failing_as_simulator_error(call) -> None:
     try:
         call()
     except _FAILURES as error:
-        raise SimulatorError(" ".join(str(error).split()) or type(error).__name__) from error
+        raise SimulatorError(one_line(error)) from error
 
 
 def _flat(observations: list, n: int) -> np.ndarray:

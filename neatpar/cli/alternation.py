@@ -23,13 +23,14 @@ from dataclasses import dataclass
 
 import neat
 
-from .errors import ConfigError, ExportError
-from .export import write_model
-from .reporters import RunRecorder
-from .run_folder import RunFolder, checkpoint_state, load_behaviors, restore_population
-from .run_settings import RunSettings
-from .settings import Settings
-from .tensorboard import EventLog, behavior_run
+from ..errors import ConfigError, ExportError
+from ..record.models import write_model
+from .recorder import RunRecorder
+from ..record.checkpoint import Checkpoint, PopulationState, save_bytes
+from ..record.folder import RunFolder, load_behaviors
+from ..record.run_settings import RunSettings
+from ..settings import Settings
+from ..record.tensorboard import EventLog, behavior_run
 
 
 @dataclass
@@ -67,9 +68,7 @@ class Alternation:
                 population, rows = first, first_rows
             elif saved_sides is not None:
                 saved = saved_sides[behavior]
-                population = restore_population(saved["config"], config, saved["population"], saved["species"],
-                                                saved["generation"], saved["best_genome"])
-                rows = list(saved["rows"])
+                population, rows = saved.restore(config), list(saved.rows)
             else:
                 population, rows = neat.Population(config), []   # continues the run's seeded generator
             sub = RunFolder(os.path.join(folder.path, behavior_run(behavior)), None)
@@ -79,7 +78,6 @@ class Alternation:
             population.add_reporter(_Turn(self))
             self.sides.append(Side(behavior, config, population, sub, events, rows))
             selfplay.start(behavior, next(iter(population.population.values())))
-        evaluator.configs = dict(configs)
 
     @property
     def generation(self) -> int:
@@ -102,20 +100,12 @@ class Alternation:
     def state(self, advanced: Side | None = None) -> bytes:
         """The whole run as a checkpoint's content; `advanced` is the population that has just
         made its next generation (neat-python counts it one generation later)."""
-        evaluator = self.evaluator
-        saved = {}
-        for side in self.sides:
-            population = side.population
-            saved[side.behavior] = {"config": side.config, "population": population.population,
-                                    "species": population.species, "best_genome": population.best_genome,
-                                    "generation": population.generation + (side is advanced),
-                                    "rows": list(side.rows)}
+        saved = {side.behavior: PopulationState(side.config, side.population.population, side.population.species,
+                                                side.population.generation + (side is advanced),
+                                                side.population.best_genome, list(side.rows))
+                 for side in self.sides}
         first = saved.pop(self.sides[0].behavior)
-        extras = {"champion": evaluator.champion, "evaluator_generation": evaluator.generation,
-                  "rows": first["rows"], "best_genome": first["best_genome"], "selfplay": evaluator.selfplay.state(),
-                  "sides": saved, "run_settings": self.run_settings.to_dict()}
-        return checkpoint_state(first["generation"], first["config"], first["population"], first["species"],
-                                random.getstate(), extras)
+        return Checkpoint(first, random.getstate(), self.evaluator.run_state(), self.run_settings, saved).to_bytes()
 
     @property
     def solved(self) -> None:
@@ -124,14 +114,14 @@ class Alternation:
 
     def save_snapshot(self) -> str:
         """Checkpoint of the generation that was running: it is played again on resume."""
-        return self.folder.save_checkpoint_bytes(self.snapshot_generation, self.snapshot)
+        return save_bytes(self.folder.path, self.snapshot_generation, self.snapshot)
 
     def after_generation(self, side_population) -> None:
         """A population made its next generation: the run's checkpoint, when one is due (every
         checkpoint_interval generations, and after the run's last)."""
         if self.generation % self.settings.checkpoint_interval == 0 or self.generation == self.settings.generations:
             advanced = next(s for s in self.sides if s.population.population is side_population)
-            self.folder.save_checkpoint_bytes(self.generation, self.state(advanced))
+            save_bytes(self.folder.path, self.generation, self.state(advanced))
 
     def finish(self) -> list[str]:
         """league.json; per population its winner (its league's best-rated member), the winner's

@@ -2,17 +2,18 @@
 `tensorboard --logdir runs` shows every run beside the others. tensorboardX writes them (no
 TensorFlow needed), on its own thread: a generation waits for none of it.
 
-Each value is a stats.csv value of the same generation (run_folder.py), under ML-Agents' tag for
+Each value is a stats.csv value of the same generation (stats_row.py), under ML-Agents' tag for
 it where ML-Agents has one. Tags are kept exactly as written here and as the game sends them,
 spaces included ("Environment/Cumulative Reward"), as ML-Agents shows them; tensorboardX's own
 scalar helpers would turn spaces into underscores, so summaries are built here. TensorBoard runs:
 
 - the run folder itself: neatpar's values (TAGS);
-- `game/`: what the game recorded about itself (`game:KEY` columns), under the game's keys, and a
-  histogram `KEY_hist` of each HISTOGRAM key's values, as ML-Agents writes them;
+- `game/`: what the game recorded about itself (a row's `game` values, the `game:KEY` columns),
+  under the game's keys, and a histogram `KEY_hist` of each HISTOGRAM key's values, as ML-Agents
+  writes them;
 - `behavior-NAME/` when several behaviors are driven by the population: each one's own episode
-  return and length (BEHAVIOR_TAGS), NAME being the behavior with characters other than letters,
-  digits and `._=-` replaced by `_` (`behavior-Blue_team=0`).
+  return and length (BEHAVIOR_TAGS; the `FIELD:BEHAVIOR` columns), NAME being the behavior with
+  characters other than letters, digits and `._=-` replaced by `_` (`behavior-Blue_team=0`).
 
 A resumed run purges what the interrupted process wrote for the generations it evaluates again
 (TensorBoard hides those points), so every generation shows once.
@@ -23,9 +24,9 @@ import os
 import re
 from typing import Mapping, Sequence
 
-from .run_folder import BEHAVIOR_SEPARATOR, GAME_PREFIX
+from .stats_row import BEHAVIOR_FIELDS, LEAGUE_FIELDS, STATS_FIELDS, StatsRow
 
-TAGS = {  # stats.csv column -> tag in the run folder's own TensorBoard run
+TAGS = {  # a row's field (its stats.csv column) -> tag in the run folder's own TensorBoard run
     "mean_return": "Environment/Cumulative Reward",
     "mean_episode_length": "Environment/Episode Length",
     "best_fitness": "NEAT/Best Fitness",
@@ -39,7 +40,7 @@ TAGS = {  # stats.csv column -> tag in the run folder's own TensorBoard run
     "elo": "Self-play/ELO",
     "league_size": "Self-play/League Size",
 }
-BEHAVIOR_TAGS = {  # per-behavior column (FIELD:BEHAVIOR) -> tag in the behavior's run
+BEHAVIOR_TAGS = {  # a behavior's field (column FIELD:BEHAVIOR) -> tag in the behavior's run
     "mean_return": "Environment/Cumulative Reward",
     "mean_episode_length": "Environment/Episode Length",
 }
@@ -53,22 +54,21 @@ def behavior_run(behavior: str) -> str:
     return "behavior-" + re.sub(r"[^A-Za-z0-9._=-]", "_", behavior)
 
 
-def generation_values(row: Mapping[str, object]) -> dict[str, dict[str, float]]:
-    """A stats.csv row as TensorBoard values: run ("" for the run folder itself) -> tag -> value.
-    Empty cells are left out."""
-    runs: dict[str, dict[str, float]] = {}
-    for column, value in row.items():
-        if value is None or value == "" or isinstance(value, (dict, list)):
-            continue
-        if column in TAGS:
-            runs.setdefault("", {})[TAGS[column]] = float(value)
-        elif column.startswith(GAME_PREFIX):
-            runs.setdefault(GAME_RUN, {})[column[len(GAME_PREFIX):]] = float(value)
-        else:
-            field, separator, behavior = column.partition(BEHAVIOR_SEPARATOR)
-            if separator and field in BEHAVIOR_TAGS:
-                runs.setdefault(behavior_run(behavior), {})[BEHAVIOR_TAGS[field]] = float(value)
-    return runs
+def generation_values(row: StatsRow) -> dict[str, dict[str, float]]:
+    """A stats row as TensorBoard values: run ("" for the run folder itself) -> tag -> value.
+    Values a generation does not have (None) are left out, and so are runs without values."""
+    own = {name: getattr(row, name) for name in STATS_FIELDS if name in TAGS}
+    if row.league is not None:
+        own.update((name, getattr(row.league, name)) for name in LEAGUE_FIELDS)
+    runs = {"": _tagged(own, TAGS), GAME_RUN: {key: float(value) for key, value in row.game.items()}}
+    for behavior, values in row.behaviors.items():
+        runs[behavior_run(behavior)] = _tagged({name: getattr(values, name) for name in BEHAVIOR_FIELDS},
+                                               BEHAVIOR_TAGS)
+    return {run: values for run, values in runs.items() if values}
+
+
+def _tagged(values: Mapping[str, float | None], tags: Mapping[str, str]) -> dict[str, float]:
+    return {tags[name]: float(value) for name, value in values.items() if value is not None}
 
 
 class EventLog:
@@ -79,9 +79,8 @@ class EventLog:
         self.folder, self.resume_at = folder, resume_at
         self._writers: dict = {}
 
-    def write(self, generation: int, row: Mapping[str, object],
-              histograms: Mapping[str, Sequence[float]] | None = None) -> None:
-        """One generation: its stats.csv row, and the values of the game's HISTOGRAM keys."""
+    def write(self, generation: int, row: StatsRow, histograms: Mapping[str, Sequence[float]] | None = None) -> None:
+        """One generation: its stats row, and the values of the game's HISTOGRAM keys."""
         from tensorboardX.proto.summary_pb2 import Summary
 
         for run, values in generation_values(row).items():

@@ -1,49 +1,38 @@
-"""The run folder of `neatpar evolve`: the run's settings (run.json), checkpoints, per-generation
-stats, plots, the winner and the simulator logs (TensorBoard's event files: tensorboard.py). Every
-file but the event files is written atomically (a reader sees the old or the whole new one).
-
-stats.csv has one row per generation. Its columns never move: STATS_FIELDS first, then, in the
-order they first appear, per-behavior columns `FIELD:BEHAVIOR` (mean_return and
-mean_episode_length of each population behavior, when the population drives several) and one
-column `game:KEY` per key the game recorded about itself (Stats side channel); a column that
-first appears in a later generation is empty in the rows before it. A self-play run's rows begin
-those with `elo` and `league_size` (run/league.py).
-
-Checkpoints keep neat-python's Checkpointer format (a gzip pickle of generation, config,
-population, species set and random state), so `neat.Checkpointer.restore_checkpoint` reads them;
-neatpar's own state (champion, stats history, the run's settings) follows as a second pickle in
-the same file.
-They are pickled without side effects on the live config (see neatpar.parallel.serialize).
+"""The run folder of `neatpar evolve`: the run's settings (run.json), checkpoints (checkpoint.py),
+per-generation stats, plots, the winner and the simulator logs (TensorBoard's event files:
+tensorboard.py). Every file but the event files is written atomically (a reader sees the old or
+the whole new one).
 """
 from __future__ import annotations
 
 import csv
 import fcntl
-import gzip
 import io
 import json
 import os
-import pickle
 import shutil
 import subprocess
 import tempfile
+from typing import NamedTuple
 
-from .envs.base import Layout
-from .errors import ConfigError
-from .files import write_atomic
-from .genome_io import save_genome_json, save_genome_pickle
-from .parallel.serialize import dumps
+from ..envs.base import Layout
+from ..errors import ConfigError
+from .atomic import write_atomic
+from .checkpoint import checkpoint_path
+from .genomes import save_genome_json, save_genome_pickle
+from .plots import plot
 from .run_settings import RunSettings
+from .stats_row import EMPTY, StatsRow, stats_columns
 
 BEHAVIORS_FILE = "behaviors.json"
 LEAGUE_FILE = "league.json"
 RUN_FILE = "run.json"  # the run's settings (run_settings.py), also in every checkpoint
-STATS_FIELDS = ("generation", "best_fitness", "mean_fitness", "stdev_fitness", "species", "episodes",
-                "scored_steps", "scored_steps_per_s", "agent_steps", "seconds",
-                "mean_return", "mean_episode_length", "mean_nodes", "mean_connections")
-BEHAVIOR_SEPARATOR = ":"   # FIELD:BEHAVIOR, a population behavior's own value
-GAME_PREFIX = "game:"      # game:KEY, what the game recorded about itself
-SPECIES_SIZES = "species_sizes"  # a row's {species id: members}, for species.png (not a column)
+
+
+class MovedLogs(NamedTuple):
+    """Where a discarded run's simulator logs were, and where they are now."""
+    were: str
+    now: str
 
 
 class RunFolder:
@@ -108,11 +97,11 @@ class RunFolder:
         if lock is not None:
             os.close(lock)
 
-    def discard(self) -> tuple[str, str] | None:
+    def discard(self) -> MovedLogs | None:
         """Remove the folder, and the empty parents made for it, if this run created it (start-up
         failed: nothing half-written stays, not even an empty runs/). The simulators' logs are
-        kept, moved to a folder of their own in the system's temporary folder: returns (where they
-        were, where they are now), None when there were none."""
+        kept, moved to a folder of their own in the system's temporary folder: returns where they
+        were and where they are now, None when there were none."""
         if not self.created:
             return None
         moved = None
@@ -120,7 +109,7 @@ class RunFolder:
             kept = tempfile.mkdtemp(prefix=f"neatpar-sim-logs-{os.path.basename(self.path)}-")
             for name in os.listdir(self.logs):
                 shutil.move(os.path.join(self.logs, name), os.path.join(kept, name))
-            moved = (self.logs, kept)
+            moved = MovedLogs(self.logs, kept)
         shutil.rmtree(self.path, ignore_errors=True)
         for parent in self.created[1:]:
             try:
@@ -129,53 +118,22 @@ class RunFolder:
                 break
         return moved
 
-    # ------------------------------------------------------------ checkpoints
-
     def checkpoint_path(self, generation: int | str) -> str:
-        return os.path.join(self.path, "checkpoints", f"checkpoint-{generation}.gz")
-
-    def save_checkpoint(self, generation, config, population, species_set, rndstate, extras: dict) -> str:
-        return self.save_checkpoint_bytes(generation, checkpoint_state(generation, config, population,
-                                                                       species_set, rndstate, extras))
-
-    def save_checkpoint_bytes(self, generation: int, state: bytes) -> str:
-        """Write a checkpoint from checkpoint_state() bytes (taken earlier, e.g. at the start of a
-        generation that was then interrupted)."""
-        buffer = io.BytesIO()
-        with gzip.GzipFile(fileobj=buffer, mode="wb", compresslevel=5, mtime=0) as f:
-            f.write(state)
-        path = self.checkpoint_path(generation)
-        write_atomic(path, buffer.getvalue())
-        return path
+        return checkpoint_path(self.path, generation)
 
     # ------------------------------------------------------------ stats, plots, winner
 
-    def write_stats(self, rows: list[dict]) -> None:
-        """stats.csv from every generation's row (see the module docstring for the columns)."""
+    def write_stats(self, rows: list[StatsRow]) -> None:
+        """stats.csv from every generation's row (stats_row.py names the columns)."""
         text = io.StringIO()
-        writer = csv.DictWriter(text, fieldnames=stats_columns(rows), restval="", extrasaction="ignore")
+        writer = csv.DictWriter(text, fieldnames=stats_columns(rows), restval=EMPTY)
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows(row.columns() for row in rows)
         write_atomic(os.path.join(self.path, "stats.csv"), text.getvalue().encode())
 
-    def plot(self, rows: list[dict]) -> list[str]:
-        """fitness.png (best, mean and a band of one standard deviation around the mean, per
-        generation) and species.png (species sizes per generation, stacked); none when
-        matplotlib is not installed."""
-        try:
-            import matplotlib
-            matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
-        except ImportError:
-            return []
-        paths = []
-        for name, figure in (("fitness.png", fitness_figure(rows)), ("species.png", species_figure(rows))):
-            buffer = io.BytesIO()
-            figure.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
-            plt.close(figure)
-            paths.append(os.path.join(self.path, name))
-            write_atomic(paths[-1], buffer.getvalue())
-        return paths
+    def plot(self, rows: list[StatsRow]) -> list[str]:
+        """fitness.png and species.png (plots.py)."""
+        return plot(rows, self.path)
 
     def has_behaviors(self) -> bool:
         return os.path.isfile(os.path.join(self.path, BEHAVIORS_FILE))
@@ -226,59 +184,6 @@ class RunFolder:
                 write_atomic(os.path.join(self.path, "winner.png"), png.stdout)
                 out.append(os.path.join(self.path, "winner.png"))
         return out
-
-
-def stats_columns(rows: list[dict]) -> list[str]:
-    """stats.csv's columns: STATS_FIELDS, then the other columns in the order they first appear."""
-    columns = dict.fromkeys(STATS_FIELDS)
-    for row in rows:
-        columns.update((key, None) for key in row if key != SPECIES_SIZES and key not in columns)
-    return list(columns)
-
-
-def fitness_figure(rows: list[dict]):
-    """Best and mean fitness per generation, the mean within a band of one standard deviation."""
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    fig, ax = plt.subplots(figsize=(7, 4))
-    gens = [r["generation"] for r in rows]
-    mean = np.array([r["mean_fitness"] for r in rows], float)
-    std = np.array([r["stdev_fitness"] for r in rows], float)
-    ax.plot(gens, [r["best_fitness"] for r in rows], label="best")
-    ax.plot(gens, mean, label="mean")
-    ax.fill_between(gens, mean - std, mean + std, alpha=0.2, label="mean ± std")
-    ax.set_xlabel("generation")
-    ax.set_ylabel("fitness")
-    ax.legend()
-    _generation_axis(ax)
-    return fig
-
-
-def species_figure(rows: list[dict]):
-    """Each species' size per generation, stacked (neat-python's visualize.plot_species): one
-    band per species, from its first generation to its last (0 where it does not exist)."""
-    import matplotlib.pyplot as plt
-
-    gens = [r["generation"] for r in rows]
-    sizes = [{int(k): v for k, v in r.get(SPECIES_SIZES, {}).items()} for r in rows]
-    species = sorted(set().union(*sizes)) if sizes else []
-    fig, ax = plt.subplots(figsize=(7, 4))
-    if species:
-        ax.stackplot(gens, [[s.get(k, 0) for s in sizes] for k in species])
-    ax.set_title("Speciation")
-    ax.set_xlabel("generation")
-    ax.set_ylabel("size per species")
-    _generation_axis(ax)
-    return fig
-
-
-def _generation_axis(ax) -> None:
-    """Whole generations on the x axis, and a light grid."""
-    from matplotlib.ticker import MaxNLocator
-
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.grid(alpha=0.3)
 
 
 def load_behaviors(folder: str) -> dict[str, Layout] | None:
@@ -338,52 +243,3 @@ def _create_exclusive(path: str, data: bytes) -> bool:
         return False
     finally:
         os.remove(tmp)
-
-
-def checkpoint_state(generation, config, population, species_set, rndstate, extras: dict) -> bytes:
-    """The pickled content of a checkpoint: neat-python's 5-tuple, then neatpar's extras."""
-    return dumps((generation, config, population, species_set, rndstate)) + dumps(extras)
-
-
-def restore_population(saved_config, config, population: dict, species_set, generation: int, best_genome=None):
-    """A neat.Population that continues a checkpoint's (saved with `saved_config`) under `config`,
-    with the saved run's evolving counters (node keys, innovation numbers), as
-    neat.Checkpointer.restore_checkpoint keeps the innovation tracker."""
-    import neat
-    old, new = saved_config.genome_config, config.genome_config
-    if getattr(old, "node_indexer", None) is not None:
-        new.node_indexer = old.node_indexer
-    restored = neat.Population(config, (population, species_set, generation))
-    tracker = getattr(old, "innovation_tracker", None)
-    if tracker is not None:
-        restored.reproduction.innovation_tracker = tracker
-        new.innovation_tracker = tracker
-    if best_genome is not None:
-        restored.best_genome = best_genome
-    return restored
-
-
-def load_checkpoint(path: str) -> tuple:
-    """(generation, config, population, species_set, rndstate, extras) from a checkpoint file.
-
-    Unpickling runs code: load only checkpoints from your own run folders."""
-    if not os.path.isfile(path):
-        raise ConfigError(f"checkpoint {path} not found")
-    with open(path, "rb") as f:
-        magic = f.read(2)
-    if magic != b"\x1f\x8b":  # not gzip: a winner.json, a .pickle genome, a config...
-        raise ConfigError(f"{path} is not a checkpoint: resume from a run folder's checkpoints/checkpoint-N.gz")
-    try:
-        with gzip.open(path, "rb") as f:
-            data = f.read()
-        stream = io.BytesIO(data)
-        state = pickle.load(stream)
-        extras = pickle.load(stream) if stream.tell() < len(data) else {}
-    except (OSError, EOFError, pickle.UnpicklingError, ValueError, TypeError, AttributeError) as exc:
-        raise ConfigError(f"checkpoint {path} is corrupt or truncated ({type(exc).__name__}): resume from "
-                          f"an earlier one in the same folder") from None
-    if not (isinstance(state, tuple) and len(state) == 5 and isinstance(extras, dict)):
-        raise ConfigError(f"{path} is not a checkpoint (it holds a {type(state).__name__}): resume from a run "
-                          f"folder's checkpoints/checkpoint-N.gz")
-    generation, config, population, species_set, rndstate = state
-    return generation, config, population, species_set, rndstate, extras

@@ -17,8 +17,8 @@ from typing import Any, Mapping, NamedTuple
 
 import neat
 
-from .errors import ConfigError
-from .settings import Settings, Source, load
+from ..errors import ConfigError, one_line
+from ..settings import Settings, Source, load
 
 # Keys whose change leaves every generation's result as it is: how long the run goes on, when
 # checkpoints are written, where the networks and env hosts run, how long to wait for them.
@@ -156,7 +156,7 @@ def _values(text: str) -> dict[tuple[str, str], str]:
     try:
         parser.read_string(text)
     except configparser.Error as exc:
-        raise ConfigError(f"a config cannot be parsed: {' '.join(str(exc).split())}") from None
+        raise ConfigError(f"a config cannot be parsed: {one_line(exc)}") from None
     return {(section, key): value.strip() for section in parser.sections()
             for key, value in parser.items(section, raw=True)}
 

@@ -1,6 +1,7 @@
-"""What a run records for its watchers: stats.csv rows and TensorBoard events of the same values,
-the game's own statistics (its Stats side channel) aggregated per generation as ML-Agents does, in
-process and on env hosts, the species plot, and the generation's progress reported while it runs.
+"""What the recorder (neatpar/cli/recorder.py) records of a run for its watchers: stats.csv rows and
+TensorBoard events of the same values, the game's own statistics (its Stats side channel)
+aggregated per generation as ML-Agents does, in process and on env hosts, the species plot, and
+the generation's progress reported while it runs.
 
 The probe build (neatpar/sim/probe.py) makes every value known in closed form: its observation is
 constant, so a feed-forward genome plays one action value v at every decision, and with one
@@ -11,7 +12,6 @@ import csv
 import io
 import math
 import os
-import random
 
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # before Ray is imported: no token file for test clusters
 
@@ -22,14 +22,13 @@ from PIL import Image  # noqa: E402
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator  # noqa: E402
 
 from neatpar import settings as run_config  # noqa: E402
-from neatpar.envs.base import Aggregation, GameStat  # noqa: E402
-from neatpar.reporters import RunRecorder  # noqa: E402
+from neatpar.cli.recorder import RunRecorder  # noqa: E402
 from neatpar.run.evaluator import UnityEvaluator  # noqa: E402
-from neatpar.run.stats import GameStats, GenerationStats  # noqa: E402
-from neatpar.run_folder import RunFolder, species_figure  # noqa: E402
-from neatpar.run_settings import RunSettings  # noqa: E402
+from neatpar.record.folder import RunFolder  # noqa: E402
+from neatpar.record.plots import species_figure  # noqa: E402
+from neatpar.record.run_settings import RunSettings  # noqa: E402
 from neatpar.sim.probe import observation  # noqa: E402
-from neatpar.tensorboard import EventLog  # noqa: E402
+from neatpar.record.tensorboard import EventLog  # noqa: E402
 from support.configs import write_config  # noqa: E402
 from support.paths import BUILDS  # noqa: E402
 from support.simulators import free_worker_id  # noqa: E402
@@ -223,57 +222,14 @@ def test_species_png_stacks_the_species_of_every_generation(tmp_path):
         assert image.format == "PNG" and image.width > 100 and image.height > 100
     figure = species_figure(rows)
     bands = figure.axes[0].collections
-    species = {sid for row in rows for sid in row["species_sizes"]}
+    species = {sid for row in rows for sid in row.species_sizes}
     assert len(species) > 2 and len(bands) == len(species)  # one band per species that ever lived
     tops = {}
     for band in bands:
         for x, y in band.get_paths()[0].vertices:
             tops[x] = max(tops.get(x, 0.0), y)
-    assert sorted(tops) == [r["generation"] for r in rows] == [0, 1, 2, 3, 4]
+    assert sorted(tops) == [r.generation for r in rows] == [0, 1, 2, 3, 4]
     assert all(top == 20 for top in tops.values())  # the stacked sizes add up to the population
-
-
-# ---------------------------------------------------------------- merging parts
-
-def random_parts(rng: random.Random, keys: int = 3, parts: int = 4) -> list[GameStats]:
-    out = []
-    for part in range(parts):
-        stats = GameStats()
-        stats.record({f"k{k}": [GameStat(float(np.float32(rng.uniform(-1e3, 1e3))), Aggregation(k % 4))
-                                for _ in range(rng.randint(1, 6))] for k in range(keys)}, part)
-        out.append(stats)
-    return out
-
-
-@pytest.mark.parametrize("seed", range(50))
-def test_merged_parts_give_the_same_values_in_any_order(seed):
-    """Env hosts return parts in any order: sums and means are exactly rounded (order-free), and
-    MOST_RECENT keeps the latest value of the lowest part that has one."""
-    rng = random.Random(seed)
-    parts = random_parts(rng, keys=4)
-    summaries = []
-    for _ in range(5):
-        rng.shuffle(parts)
-        total = GenerationStats()
-        for part in parts:
-            other = GenerationStats()
-            other.game = part
-            total.add(other)
-        summaries.append(total.game.summary())
-    assert all(s == summaries[0] for s in summaries)
-    by_part = sorted(parts, key=lambda p: min(s.part for s in p.series.values()))
-    values = {k: [v for p in by_part for v in p.series[k].values] for k in ("k0", "k2", "k3")}
-    assert summaries[0]["k0"] == math.fsum(values["k0"]) / len(values["k0"])              # AVERAGE
-    assert summaries[0]["k1"] == by_part[0].series["k1"].values[-1]                         # MOST_RECENT
-    assert summaries[0]["k2"] == math.fsum(values["k2"])                                    # SUM
-    assert summaries[0]["k3"] == math.fsum(values["k3"]) / len(values["k3"])              # HISTOGRAM
-
-
-def test_a_series_that_changes_aggregation_takes_the_latest_as_ml_agents_does():
-    stats = GameStats()
-    stats.record({"k": [GameStat(1.0, Aggregation.AVERAGE), GameStat(3.0, Aggregation.SUM)]})
-    assert stats.summary() == {"k": 4.0}
-    assert stats.histograms() == {}
 
 
 # ---------------------------------------------------------------- progress during a generation

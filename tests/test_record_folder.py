@@ -1,17 +1,16 @@
-"""The run folder (neatpar/run_folder.py): claimed by one run at a time, even by runs started at the
-same moment; discarded without losing the simulators' logs; checkpoints told from other files."""
-import gzip
+"""The run folder (neatpar/record/folder.py): claimed by one run at a time, even by runs started at
+the same moment; discarded without losing the simulators' logs (checkpoint files:
+test_record_checkpoint.py; stats.csv: test_record_stats_row.py)."""
 import json
 import multiprocessing
 import os
-import pickle
 import shutil
 
 import pytest
 
 from neatpar.errors import ConfigError
-from neatpar.run_folder import RunFolder, load_checkpoint
-from neatpar.run_settings import RunSettings
+from neatpar.record.folder import RunFolder
+from neatpar.record.run_settings import RunSettings
 
 RUN = RunSettings("/configs/probe.cfg", "[neatpar]\nenv = gymnasium:CartPole-v1\n")
 CLAIMS = 6
@@ -91,14 +90,3 @@ def test_discarding_a_folder_without_logs_keeps_nothing(tmp_path):
     folder = RunFolder(str(tmp_path / "run"), RUN)
     assert folder.discard() is None and not os.path.exists(tmp_path / "run")
     folder.release()
-
-
-def test_files_that_are_not_checkpoints_are_named_so(tmp_path):
-    for name, data in (("winner.json", b'{"format": "neatpar-genome"}'), ("winner.pickle", pickle.dumps({"a": 1})),
-                       ("genome.gz", gzip.compress(pickle.dumps({"a": 1})))):
-        (tmp_path / name).write_bytes(data)
-        with pytest.raises(ConfigError, match=f"{tmp_path / name} is not a checkpoint"):
-            load_checkpoint(str(tmp_path / name))
-    (tmp_path / "cut.gz").write_bytes(gzip.compress(pickle.dumps((1, 2, 3, 4, 5)))[:20])
-    with pytest.raises(ConfigError, match="is corrupt or truncated"):
-        load_checkpoint(str(tmp_path / "cut.gz"))

@@ -9,8 +9,8 @@ import pickle
 import neat
 from neat.genes import DefaultConnectionGene, DefaultNodeGene
 
-from .errors import ConfigError
-from .files import write_atomic
+from ..errors import ConfigError
+from .atomic import write_atomic
 
 FORMAT = "neatpar-genome"
 

@@ -4,25 +4,24 @@ of the run's last generation), and the snapshot that lets Ctrl+C, SIGTERM, extin
 fitness_threshold checkpoint the generation that was running."""
 from __future__ import annotations
 
-import math
 import random
-import statistics
 import time
 
 import neat
 
+from ..record.checkpoint import Checkpoint, PopulationState, save_bytes
+from ..record.folder import RunFolder
+from ..record.run_settings import RunSettings
+from ..record.stats_row import StatsRow
+from ..record.tensorboard import EventLog
 from .progress import GenerationBar
-from .run.stats import GenerationStats
-from .run_folder import BEHAVIOR_SEPARATOR, GAME_PREFIX, SPECIES_SIZES, RunFolder, checkpoint_state
-from .run_settings import RunSettings
-from .tensorboard import EventLog
 
 
 class RunRecorder(neat.reporting.BaseReporter):
     """Progress lines, stats rows, TensorBoard events, checkpoints and the state a Ctrl+C
     checkpoint needs. Checkpoints are written every `interval` generations and when the run's
     last generation (`final`) has been made; every checkpoint carries the run's settings (`run`).
-    `interval` None writes no checkpoints (a run that writes its own: selfplay.py). `events` and
+    `interval` None writes no checkpoints (a run that writes its own: alternation.py). `events` and
     `bar` are optional (no TensorBoard files, no progress bar); `label` begins each progress line."""
 
     def __init__(self, population, evaluator, folder: RunFolder, interval: int | None, final: int,
@@ -33,7 +32,7 @@ class RunRecorder(neat.reporting.BaseReporter):
         self.quiet, self.rows = quiet, rows
         self.solved: int | None = None  # the generation whose fitness reached fitness_threshold
         self.events, self.bar, self.label = events, bar, label
-        self.population_behaviors = [r.behavior for r in evaluator.settings.behaviors if r.role == "population"]
+        self.population_behaviors = list(evaluator.settings.population_behaviors)
         self.generation = population.generation
         self.started = time.perf_counter()
         self.snapshot = b""
@@ -50,16 +49,15 @@ class RunRecorder(neat.reporting.BaseReporter):
         self.started = time.perf_counter()
         # A consistent picture of this generation before it is evaluated: a Ctrl+C or SIGTERM
         # during evaluation or reproduction checkpoints this, and resume evaluates it again.
-        self.snapshot = checkpoint_state(generation, self.population.config, self.population.population,
-                                         self.population.species, random.getstate(), self._extras(generation))
+        self.snapshot = self._checkpoint(PopulationState.of(self.population, self._rows_before(generation))).to_bytes()
         if self.bar is not None:
             self.bar.start(generation, len(self.population.population) * self.evaluator.settings.episodes_per_genome)
 
     def post_evaluate(self, config, population, species, best_genome):
         stats = self.evaluator.last_stats
         selfplay = self.evaluator.selfplay
-        row = generation_row(self.generation, population, species, stats, time.perf_counter() - self.started,
-                             self.population_behaviors, selfplay.row() if selfplay is not None else None)
+        row = StatsRow.of_generation(self.generation, population, species, stats, time.perf_counter() - self.started,
+                                     self.population_behaviors, selfplay.row() if selfplay is not None else None)
         self.rows.append(row)
         self.folder.write_stats(self.rows)
         if self.events is not None:
@@ -76,9 +74,11 @@ class RunRecorder(neat.reporting.BaseReporter):
             if self.evaluator.hosted:
                 print(self.evaluator.hosts_note, flush=True)
         if not self.quiet:
-            print(f"{self.label}gen {row['generation']:4d} | best {row['best_fitness']:9.3f} | mean {row['mean_fitness']:9.3f} | "
-                  f"species {row['species']:3d} | {row['scored_steps_per_s']:8.0f} scored agent-steps/s | "
-                  f"{row['seconds']:6.1f} s" + (f" | ELO {row['elo']:7.1f}" if "elo" in row else ""), flush=True)
+            print(f"{self.label}gen {row.generation:4d} | best {row.best_fitness:9.3f} | "
+                  f"mean {row.mean_fitness:9.3f} | "
+                  f"species {row.species:3d} | {row.scored_steps_per_s:8.0f} scored agent-steps/s | "
+                  f"{row.seconds:6.1f} s" + (f" | ELO {row.league.elo:7.1f}" if row.league is not None else ""),
+                  flush=True)
 
     def found_solution(self, config, generation, best):
         # neat-python also calls this at the end of a run with no_fitness_termination.
@@ -89,50 +89,19 @@ class RunRecorder(neat.reporting.BaseReporter):
         next_generation = self.generation + 1
         due = self.interval is not None and (next_generation % self.interval == 0 or next_generation == self.final)
         if due:
-            self.folder.save_checkpoint(next_generation, self.population.config, population, species_set,
-                                        random.getstate(), self._extras(next_generation))
+            # neat-python counts the new generation after its reporters have seen it
+            made = PopulationState(self.population.config, population, species_set, next_generation,
+                                   self.population.best_genome, self._rows_before(next_generation))
+            self._checkpoint(made).save(self.folder.path)
 
-    def _extras(self, generation: int) -> dict:
-        selfplay = self.evaluator.selfplay
-        return {"champion": self.evaluator.champion, "evaluator_generation": self.evaluator.generation,
-                "rows": [r for r in self.rows if r["generation"] < generation],
-                "best_genome": self.population.best_genome, "run_settings": self.run.to_dict(),
-                "selfplay": selfplay.state() if selfplay is not None else None}
+    def _rows_before(self, generation: int) -> list:
+        return [r for r in self.rows if r.generation < generation]
+
+    def _checkpoint(self, population: PopulationState) -> Checkpoint:
+        """The run with `population` as it is now (random state, evaluator, settings)."""
+        return Checkpoint(population, random.getstate(), self.evaluator.run_state(), self.run)
 
     def save_snapshot(self) -> str:
         """Checkpoint of the generation that was running (interrupted, extinct, or the one that
         reached fitness_threshold): it will be evaluated again on resume."""
-        return self.folder.save_checkpoint_bytes(self.generation, self.snapshot)
-
-
-def generation_row(generation: int, population: dict, species, stats: GenerationStats, seconds: float,
-                   population_behaviors: list[str], league: dict | None = None) -> dict:
-    """One generation's stats.csv row (run_folder.py names the columns), with its species sizes.
-    Means of returns and lengths are over the generation's scored episodes, exactly rounded.
-    `league` holds a self-play run's elo and league_size (run/league.py)."""
-    fits = [g.fitness for g in population.values()]
-    sizes = [g.size() for g in population.values()]  # (nodes, enabled connections), as neat-python counts
-    returns = [r for episodes in stats.scored.values() for r in episodes.returns]
-    lengths = [n for episodes in stats.scored.values() for n in episodes.lengths]
-    row = {"generation": generation, "best_fitness": max(fits), "mean_fitness": statistics.fmean(fits),
-           "stdev_fitness": statistics.pstdev(fits), "species": len(species.species), "episodes": stats.episodes,
-           "scored_steps": stats.scored_steps, "scored_steps_per_s": round(stats.scored_steps_per_second, 1),
-           "agent_steps": stats.agent_steps, "seconds": round(seconds, 3),
-           "mean_return": _mean(returns), "mean_episode_length": _mean(lengths),
-           "mean_nodes": statistics.fmean(n for n, _ in sizes),
-           "mean_connections": statistics.fmean(c for _, c in sizes), **(league or {})}
-    if len(population_behaviors) > 1:
-        for behavior in population_behaviors:
-            episodes = stats.scored.get(behavior)
-            if episodes is not None:
-                row[f"mean_return{BEHAVIOR_SEPARATOR}{behavior}"] = _mean(episodes.returns)
-                row[f"mean_episode_length{BEHAVIOR_SEPARATOR}{behavior}"] = _mean(episodes.lengths)
-    for key, value in stats.game.summary().items():
-        row[GAME_PREFIX + key] = value
-    row[SPECIES_SIZES] = {sid: len(s.members) for sid, s in species.species.items()}
-    return row
-
-
-def _mean(values: list) -> float | str:
-    """The exactly rounded mean; an empty cell for no values."""
-    return math.fsum(values) / len(values) if values else ""
+        return save_bytes(self.folder.path, self.generation, self.snapshot)

@@ -1,32 +1,31 @@
-"""Evolved genomes as ONNX models that a Unity ML-Agents Agent runs as its Model: `winner.onnx` in
-a run folder and `neatpar export`. A model needs its behavior's layout (sensor sizes in order,
-actions): from the run folder's behaviors.json, or, without one, from the environment, launched
-once (neatpar/nn/onnx_export.py builds the model itself).
-"""
+"""The ONNX model files of evolved genomes, which a Unity ML-Agents Agent runs as its Model:
+`winner.onnx` in a run folder and the file `neatpar export` writes (nn/onnx_export.py builds the
+model). A model needs its behavior's layout (sensor sizes in order, actions)."""
 from __future__ import annotations
 
 import os
 import re
 
-from .envs.base import Layout
-from .errors import ConfigError
-from .nn.onnx_export import export_policy, save_policy
-from .run.environments import open_environment
-from .run.runner import survey
-from .run_folder import load_behaviors
-from .settings import Settings
+import onnx
 
-
-def population_behaviors(settings: Settings) -> list[str]:
-    return [r.behavior for r in settings.behaviors if r.role == "population"]
+from ..envs.base import Layout
+from ..errors import ConfigError
+from ..nn.onnx_export import export_policy
+from ..settings import Settings
+from .atomic import write_atomic
 
 
 def model_file(behavior: str, settings: Settings) -> str:
     """winner.onnx, or winner-NAME.onnx (the behavior's name made a file name) with several
     population behaviors."""
-    if len(population_behaviors(settings)) == 1:
+    if len(settings.population_behaviors) == 1:
         return "winner.onnx"
     return f"winner-{re.sub(r'[^A-Za-z0-9_.-]+', '_', behavior.split('?')[0])}.onnx"
+
+
+def save_policy(model: onnx.ModelProto, path: str) -> None:
+    """Write `model` to `path` atomically (a reader sees the old file or the whole new one)."""
+    write_atomic(path, model.SerializeToString())
 
 
 def write_model(genome, neat_config, settings: Settings, layout: Layout, path: str) -> str:
@@ -40,26 +39,13 @@ def write_model(genome, neat_config, settings: Settings, layout: Layout, path: s
 def write_winner_models(genome, neat_config, settings: Settings, layouts: dict[str, Layout], folder: str) -> list[str]:
     """One model per population behavior that reported, in the run folder."""
     return [write_model(genome, neat_config, settings, layouts[b], os.path.join(folder, model_file(b, settings)))
-            for b in population_behaviors(settings) if b in layouts]
-
-
-def layouts_for(settings: Settings, genome_path: str) -> dict[str, Layout]:
-    """The layouts recorded in the genome's run folder, else those the environment reports when
-    launched once."""
-    recorded = load_behaviors(os.path.dirname(os.path.abspath(genome_path)))
-    if recorded is not None:
-        return recorded
-    environment = open_environment(settings, log_folder=None)
-    try:
-        return survey(environment, settings).layouts
-    finally:
-        environment.close()
+            for b in settings.population_behaviors if b in layouts]
 
 
 def choose_behavior(settings: Settings, layouts: dict[str, Layout], asked: str | None) -> str:
     """The behavior to export for: the one asked for, else the only population behavior."""
     if asked is None:
-        candidates = population_behaviors(settings)
+        candidates = settings.population_behaviors
         if len(candidates) != 1:
             raise ConfigError(f"the config has {len(candidates)} population behaviors ({', '.join(candidates)}): "
                               f"choose one with --behavior")

@@ -1,46 +1,39 @@
-"""`neatpar evolve`, `play` and `export`: a thin layer over EnvEvaluator, the run folder and the
-exporter. A run's settings are stored with it (run_settings.py), so `--resume CHECKPOINT` alone
-continues it exactly.
+"""`neatpar evolve`: a run from its plan (new, or resumed from a checkpoint with its stored
+settings) to its close, the only place that knows the order of things: settings, folder, evaluator,
+the populations' course, the winner's files. A run's settings are stored with it
+(record/run_settings.py), so `--resume CHECKPOINT` alone continues it exactly.
 
-Exit status: 0 done, 2 bad input (one line naming the fix), 1 failure during the run (also
-complete extinction, with the run folder complete), 130 after Ctrl+C and 143 after SIGTERM at any
-moment (a checkpoint of the interrupted generation is saved once one has started).
+Exit status: 0 done, 1 failure during the run (also complete extinction, with the run folder
+complete), 130 after Ctrl+C and 143 after SIGTERM at any moment (a checkpoint of the interrupted
+generation is saved once one has started).
 """
 from __future__ import annotations
 
-import argparse
 import contextlib
 import importlib
 import importlib.util
 import logging
 import os
-import random
 import shutil
 import signal
-import statistics
 import sys
 import time
 from dataclasses import dataclass
 
 import neat
 
-from . import __version__
-from .errors import ConfigError, ExportError, NeatparError, Terminated
-from .export import choose_behavior, layouts_for, write_model, write_winner_models
-from .genome_io import load_genome
+from ..errors import ConfigError, ExportError, NeatparError, Terminated
+from ..record.checkpoint import Checkpoint, PopulationState
+from ..record.folder import RunFolder, load_behaviors
+from ..record.models import write_winner_models
+from ..record.run_settings import RunSettings, resumed
+from ..record.tensorboard import EventLog
+from ..run.evaluator import EnvEvaluator
+from ..run.state import RunState
+from ..settings import Settings, flags, population_configs
+from .alternation import Alternation
 from .progress import GenerationBar
-from .reporters import RunRecorder
-from .run.evaluator import UnityEvaluator
-from .run_folder import RunFolder, load_behaviors, load_checkpoint, restore_population
-from .run_settings import RunSettings, resumed
-from .selfplay import Alternation
-from .settings import Settings, flags, load, population_configs
-from .tensorboard import EventLog, behavior_run
-
-SECURITY_NOTE = (
-    "Checkpoints and .pickle genomes are pickles, and loading a pickle runs code: neatpar only loads "
-    "the checkpoint you name with --resume and the genome file you name with --genome. Share "
-    "winners as winner.json, which loads without pickle.")
+from .recorder import RunRecorder
 
 
 def _on_sigterm(signum, frame):
@@ -49,15 +42,25 @@ def _on_sigterm(signum, frame):
 
 @dataclass
 class Start:
-    """Where a run starts: a new or restored population, the generations already done, the
-    stats rows and evaluator state carried over from a checkpoint."""
+    """Where a run starts: its (first) population, new or restored, its stats rows so far, and the
+    checkpoint a resumed run continues (the evaluator's state; in an asymmetric self-play run the
+    other population, cli/alternation.py)."""
     population: neat.Population
-    done: int
     rows: list
-    champion: object = None
-    evaluator_generation: int = 0
-    selfplay: dict | None = None   # a self-play run's leagues (run/league.py: SelfPlay.state)
-    sides: dict | None = None      # an asymmetric self-play run's second population (selfplay.py)
+    checkpoint: Checkpoint | None = None
+
+    @property
+    def done(self) -> int:
+        """The generations already done (an asymmetric run's: both populations' together)."""
+        return 0 if self.checkpoint is None else self.checkpoint.generation
+
+    @property
+    def state(self) -> RunState | None:
+        return None if self.checkpoint is None else self.checkpoint.evaluator
+
+    @property
+    def sides(self) -> dict[str, PopulationState] | None:
+        return None if self.checkpoint is None else self.checkpoint.sides
 
 
 @dataclass
@@ -79,22 +82,6 @@ class Plan:
 def _default_out(config_path: str) -> str:
     stem = os.path.splitext(os.path.basename(config_path))[0]
     return os.path.join("runs", f"{stem}-{time.strftime('%Y%m%d-%H%M%S')}")
-
-
-def _restore(path: str, checkpoint: tuple, config) -> Start:
-    generation, saved_config, population, species_set, rndstate, extras = checkpoint
-    old, new = saved_config.genome_config, config.genome_config
-    if (old.num_inputs, old.num_outputs) != (new.num_inputs, new.num_outputs):
-        raise ConfigError(f"checkpoint {path} was made with num_inputs = {old.num_inputs}, num_outputs = "
-                          f"{old.num_outputs}; the config has {new.num_inputs} and {new.num_outputs}: resume with "
-                          f"the run's own config")
-    restored = restore_population(saved_config, config, population, species_set, generation, extras.get("best_genome"))
-    random.setstate(rndstate)
-    sides = extras.get("sides")
-    evaluator_generation = extras.get("evaluator_generation", generation)
-    # An asymmetric run's generations are both populations' together.
-    return Start(restored, evaluator_generation if sides else generation, list(extras.get("rows", [])),
-                 extras.get("champion"), evaluator_generation, extras.get("selfplay"), sides)
 
 
 def _populations(config, settings: Settings, run: RunSettings) -> tuple[neat.Config, dict | None]:
@@ -126,21 +113,20 @@ def _plan(args) -> Plan:
         run = run.with_population_texts(settings)
     config, configs = _populations(config, settings, run)
     population = neat.Population(config, seed=settings.seed)
-    return Plan(run, config, settings, Start(population, 0, []), args.out or _default_out(args.config),
+    return Plan(run, config, settings, Start(population, []), args.out or _default_out(args.config),
                 configs=configs)
 
 
 def _plan_resume(args) -> Plan:
     """A resumed run: the checkpoint's stored settings (checked against what was typed again), or,
     for a checkpoint of an earlier neatpar that stored none, the --config given."""
-    checkpoint = load_checkpoint(args.resume)
-    *_, extras = checkpoint
-    stored, notes = extras.get("run_settings"), []
+    checkpoint = Checkpoint.load(args.resume)
+    stored, notes = checkpoint.run_settings, []
     if args.config is not None and not os.path.isfile(args.config):
         raise ConfigError(f"config file {args.config!r} not found: leave out --config to continue the run with its "
                           f"own settings (stored in its checkpoints)")
     if stored is not None:
-        run, notes = resumed(RunSettings.from_dict(stored), args.config, _given_flags(args), args.resume)
+        run, notes = resumed(stored, args.config, _given_flags(args), args.resume)
     elif args.config is None:
         raise ConfigError(f"checkpoint {args.resume} holds no settings (an earlier neatpar wrote it): give the "
                           f"run's config with --config")
@@ -150,7 +136,7 @@ def _plan_resume(args) -> Plan:
     if settings.asymmetric and not run.population_texts:   # settings from --config: the files as they are now
         run = run.with_population_texts(settings)
     config, configs = _populations(config, settings, run)
-    start = _restore(args.resume, checkpoint, config)
+    start = Start(checkpoint.restore(config, args.resume), list(checkpoint.population.rows), checkpoint)
     if start.done >= settings.generations:
         raise ConfigError(f"checkpoint {args.resume} is at generation {start.done}, and the run has "
                           f"{settings.generations} generations: nothing to do; resume with --generations "
@@ -162,9 +148,9 @@ def _plan_resume(args) -> Plan:
 
 class OnePopulation:
     """A run of one population: its recorder and event files in the run folder. An asymmetric
-    self-play run (selfplay.Alternation) offers the same methods."""
+    self-play run (alternation.py: Alternation) offers the same methods."""
 
-    def __init__(self, plan: Plan, evaluator: UnityEvaluator, folder: RunFolder, bar: GenerationBar, args):
+    def __init__(self, plan: Plan, evaluator: EnvEvaluator, folder: RunFolder, bar: GenerationBar, args):
         start, settings = plan.start, plan.settings
         self.plan, self.population, self.rows, self.done = plan, start.population, start.rows, start.done
         self.evaluator, self.folder, self.args = evaluator, folder, args
@@ -220,24 +206,22 @@ def _evolve(args) -> int:
     config, settings, start = plan.config, plan.settings, plan.start
     with _signals_held():
         _import_run_modules(settings)
-        evaluator = UnityEvaluator.from_settings(settings)  # checks the build (a Gymnasium one: makes it once)
+        # checks the build (a Gymnasium one: makes it once)
+        evaluator = EnvEvaluator.from_settings(settings, configs=plan.configs)
     try:
         folder = RunFolder(plan.out, plan.run, resume=plan.here)
     except BaseException:
         evaluator.close()
         raise
-    evaluator.champion, evaluator.generation = start.champion, start.evaluator_generation
-    if start.selfplay is not None and evaluator.selfplay is not None:
-        evaluator.selfplay.restore(start.selfplay, f"checkpoint {args.resume}")
-    evaluator.log_folder = folder.logs
     course = bar = None
-    completed_before = len(start.rows) + sum(len(side["rows"]) for side in (start.sides or {}).values())
+    completed_before = len(start.rows) + sum(len(side.rows) for side in (start.sides or {}).values())
     kept, failure = False, None
     quiet_ray = contextlib.ExitStack()
     try:
         quiet_ray.enter_context(_ray_quiet(args.quiet, settings))
         bar = GenerationBar(enabled=False if args.quiet else None)  # drawn only on a terminal
-        evaluator.progress = bar.update if bar.enabled else None
+        evaluator.begin_run(folder.logs, bar.update if bar.enabled else None, start.state,
+                            f"checkpoint {args.resume}")
         if plan.configs is not None:
             course = Alternation(settings, plan.configs, evaluator, folder, bar, args.quiet, start, plan.run,
                                  bool(args.resume), lambda: _final_round_robin(evaluator, args.quiet))
@@ -292,7 +276,7 @@ def _evolve(args) -> int:
         if not kept and completed == completed_before:  # nothing of this run was completed
             moved = folder.discard()
             if moved is not None and failure is not None:  # the error names the logs where they are now
-                failure.args = (str(failure).replace(*moved),)
+                failure.args = (str(failure).replace(moved.were, moved.now),)
         folder.release()
 
 
@@ -330,7 +314,7 @@ class SecondSignal:
     process at once, quietly (exit 130 or 143); while the first one's checkpoint is being written
     it waits for the write to end (`release`)."""
 
-    def __init__(self, evaluator: UnityEvaluator):
+    def __init__(self, evaluator: EnvEvaluator):
         self.evaluator, self.held, self.pending = evaluator, True, None
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, self._on_signal)
@@ -351,7 +335,7 @@ class SecondSignal:
         os._exit(128 + signum)
 
 
-def _finish(folder: RunFolder, evaluator: UnityEvaluator, config, settings: Settings, rows: list, run: RunSettings,
+def _finish(folder: RunFolder, evaluator: EnvEvaluator, config, settings: Settings, rows: list, run: RunSettings,
             quiet: bool) -> None:
     """The winner files, its models for Unity and the plot of a run that ended (the simulator is
     no longer needed); what the run left and the commands that play and watch it (with --quiet,
@@ -380,7 +364,7 @@ def _finish(folder: RunFolder, evaluator: UnityEvaluator, config, settings: Sett
     print(f"watch it: {_watch_command(folder.path)}", flush=True)
 
 
-def _final_round_robin(evaluator: UnityEvaluator, quiet: bool) -> None:
+def _final_round_robin(evaluator: EnvEvaluator, quiet: bool) -> None:
     """A self-play run's final round-robin, announced (it plays games after the last generation)."""
     selfplay = evaluator.selfplay
     if selfplay is not None and evaluator.settings.league_final_games:
@@ -391,7 +375,7 @@ def _final_round_robin(evaluator: UnityEvaluator, quiet: bool) -> None:
         evaluator.final_round_robin()
 
 
-def _league_note(evaluator: UnityEvaluator) -> str:
+def _league_note(evaluator: EnvEvaluator) -> str:
     """How a self-play winner was chosen."""
     if evaluator.selfplay is None:
         return ""
@@ -438,7 +422,7 @@ def _ray_quiet(quiet: bool, settings: Settings):
     """With --quiet on Ray, none of Ray's forwarded output (its workers' lines, the raylets' errors)."""
     if not (quiet and settings.backend == "ray"):
         return contextlib.nullcontext()
-    from .parallel.ray_cluster import worker_logs_silenced
+    from ..parallel.ray_cluster import worker_logs_silenced
     return worker_logs_silenced()
 
 
@@ -455,142 +439,3 @@ def _shown_path(path: str) -> str:
     """`path` relative to the current folder when it is below it."""
     relative = os.path.relpath(path)
     return path if relative.startswith("..") else relative
-
-
-def play(args) -> int:
-    config, settings = load(args.config)
-    configs = population_configs(settings, config) if settings.asymmetric else {}
-    behavior, opponents = _asymmetric_match(args.genome, settings, configs) if configs else (None, None)
-    config = configs.get(behavior, config)
-    genome = load_genome(args.genome, config)
-    with UnityEvaluator.from_settings(settings) as evaluator:
-        evaluator.configs = configs
-        returns = evaluator.play(genome, config, episodes=args.episodes, opponents=opponents)
-    print(f"genome {genome.key}: {len(returns)} episodes, mean return {statistics.fmean(returns):.3f}")
-    print("returns: " + " ".join(f"{r:.3f}" for r in returns))
-    return 0
-
-
-def _asymmetric_match(genome_path: str, settings: Settings, configs: dict) -> tuple[str, dict]:
-    """An asymmetric game's genome plays the behavior whose population folder holds it
-    (RUN/behavior-NAME/), against the other population's winner (selfplay.py)."""
-    folder = os.path.dirname(os.path.abspath(genome_path))
-    mine = [b for b in configs if behavior_run(b) == os.path.basename(folder)]
-    if not mine:
-        raise ConfigError(f"{genome_path} is not in a population folder of an asymmetric run ("
-                          f"{', '.join('RUN/' + behavior_run(b) for b in configs)}), which names the behavior it "
-                          f"plays: play a winner.json from one of them")
-    other = next(b for b in configs if b != mine[0])
-    path = os.path.join(os.path.dirname(folder), behavior_run(other), "winner.json")
-    if not os.path.isfile(path):
-        raise ConfigError(f"{path} not found: the opponent of {mine[0]!r} is the winner of {other!r} in the same run")
-    return mine[0], {other: load_genome(path, configs[other])}
-
-
-def export(args) -> int:
-    config, settings = load(args.config)
-    genome = None if settings.asymmetric else load_genome(args.genome, config)
-    _check_model_path(args.out)  # before an environment is launched for the layouts
-    layouts = layouts_for(settings, args.genome)
-    behavior = choose_behavior(settings, layouts, args.behavior)
-    if genome is None:   # an asymmetric run: each league behavior's genomes have its population's config
-        config = population_configs(settings, config).get(behavior, config)
-        genome = load_genome(args.genome, config)
-    try:
-        path = write_model(genome, config, settings, layouts[behavior], args.out)
-    except OSError as exc:
-        raise ConfigError(f"--out {args.out} cannot be written ({exc.strerror}): choose another file") from None
-    print(f"{path}: genome {genome.key} for behavior {behavior!r} ({layouts[behavior].describe_actions()}, "
-          f"sensor sizes {list(layouts[behavior].observation_sizes)})")
-    return 0
-
-
-def _check_model_path(path: str) -> None:
-    """`neatpar export --out` must name a file in a folder that exists."""
-    folder = os.path.dirname(os.path.abspath(path))
-    if os.path.isdir(path):
-        raise ConfigError(f"--out {path} is a folder: name the file to write, e.g. --out "
-                          f"{os.path.join(path, 'brain.onnx')}")
-    if not os.path.isdir(folder):
-        raise ConfigError(f"--out {path}: the folder {folder} does not exist: create it, or write the model "
-                          f"elsewhere")
-    if not os.access(folder, os.W_OK):
-        raise ConfigError(f"--out {path}: the folder {folder} is not writable: write the model elsewhere")
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} must be at least 1")
-    return value
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="neatpar", description="Parallel NEAT neuroevolution for Unity ML-Agents "
-                                     "and Gymnasium environments.", epilog=SECURITY_NOTE)
-    parser.add_argument("--version", action="version", version=f"neatpar {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    e = sub.add_parser("evolve", help="evolve a population on the environment of a config", epilog=SECURITY_NOTE)
-    e.add_argument("--config", help="neat-python config file with a [neatpar] section (with --resume: the run's "
-                   "own, stored in its checkpoints)")
-    e.add_argument("--out", help="run folder (default: runs/CONFIG-TIMESTAMP; with --resume, the checkpoint's run)")
-    e.add_argument("--resume", metavar="CHECKPOINT", help="continue a run from one of its checkpoints, with the "
-                   "run's own settings (flags typed again may extend --generations or change where it runs)")
-    e.add_argument("--quiet", action="store_true", help="no progress lines: only the run folder, the winner and "
-                   "errors")
-    for f in flags():
-        options = getattr(f.metadata["reader"], "options", None)
-        shown = f.metadata["shown_default"]
-        e.add_argument("--" + f.name.replace("_", "-"), dest=f.name,
-                       metavar="{" + ",".join(options) + "}" if options else f.name.upper(),
-                       help=f"{f.metadata['help']} (default: [neatpar] {f.name}"
-                            f"{'' if shown is None else f', else {shown}'})")
-    p = sub.add_parser("play", help="run a saved genome on the environment of a config", epilog=SECURITY_NOTE)
-    p.add_argument("--config", required=True, help="neat-python config file with a [neatpar] section")
-    p.add_argument("--genome", required=True, help="winner.json (recommended) or winner.pickle")
-    p.add_argument("--episodes", type=_positive, default=5, help="episodes to play (default: 5)")
-    x = sub.add_parser("export", help="write a saved genome as an ONNX model for a Unity ML-Agents Agent",
-                       epilog=SECURITY_NOTE)
-    x.add_argument("--config", required=True, help="neat-python config file with a [neatpar] section")
-    x.add_argument("--genome", required=True, help="winner.json (recommended) or winner.pickle; the layouts come "
-                   "from behaviors.json beside it, else from launching the environment once")
-    x.add_argument("--out", required=True, help="the .onnx file to write")
-    x.add_argument("--behavior", help="the behavior to export for (default: the config's only population behavior)")
-    return parser
-
-
-def _show_warnings() -> None:
-    """neatpar's warnings (a relaunched simulator, unlisted behaviors, ...) as one line each on stderr."""
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("neatpar: warning: %(message)s"))
-    logger = logging.getLogger("neatpar")
-    logger.addHandler(handler)
-    logger.setLevel(logging.WARNING)
-    logger.propagate = False
-
-
-def main(argv: list[str] | None = None) -> int:
-    try:
-        _show_warnings()
-        parser = build_parser()
-        args = parser.parse_args(argv)
-        if args.command is None:
-            parser.print_help()
-            return 0
-        return {"evolve": evolve, "play": play, "export": export}[args.command](args)
-    except (KeyboardInterrupt, Terminated) as stop:  # before a run began, or in play / export
-        print("\ninterrupted", file=sys.stderr)
-        return 143 if isinstance(stop, Terminated) else 130
-    except ConfigError as error:
-        print(f"neatpar: error: {error}", file=sys.stderr)
-        return 2
-    except NeatparError as error:
-        print(f"neatpar: error: {error}", file=sys.stderr)
-        return 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,0 +1,91 @@
+"""`neatpar play` and `neatpar export`: what the command does with a saved genome (winner.json,
+or a pickle the user names): play it on the config's environment, or write it as an ONNX model
+for a Unity ML-Agents Agent."""
+from __future__ import annotations
+
+import os
+import statistics
+
+from ..envs.base import Layout
+from ..errors import ConfigError
+from ..record.folder import load_behaviors
+from ..record.genomes import load_genome
+from ..record.models import choose_behavior, write_model
+from ..record.tensorboard import behavior_run
+from ..run.environments import open_environment
+from ..run.evaluator import EnvEvaluator
+from ..run.runner import survey
+from ..settings import Settings, load, population_configs
+
+
+def layouts_for(settings: Settings, genome_path: str) -> dict[str, Layout]:
+    """The layouts recorded in the genome's run folder, else those the environment reports when
+    launched once."""
+    recorded = load_behaviors(os.path.dirname(os.path.abspath(genome_path)))
+    if recorded is not None:
+        return recorded
+    environment = open_environment(settings, log_folder=None)
+    try:
+        return survey(environment, settings).layouts
+    finally:
+        environment.close()
+
+
+def play(args) -> int:
+    config, settings = load(args.config)
+    configs = population_configs(settings, config) if settings.asymmetric else {}
+    behavior, opponents = _asymmetric_match(args.genome, settings, configs) if configs else (None, None)
+    config = configs.get(behavior, config)
+    genome = load_genome(args.genome, config)
+    with EnvEvaluator.from_settings(settings, configs=configs) as evaluator:
+        returns = evaluator.play(genome, config, episodes=args.episodes, opponents=opponents)
+    print(f"genome {genome.key}: {len(returns)} episodes, mean return {statistics.fmean(returns):.3f}")
+    print("returns: " + " ".join(f"{r:.3f}" for r in returns))
+    return 0
+
+
+def _asymmetric_match(genome_path: str, settings: Settings, configs: dict) -> tuple[str, dict]:
+    """An asymmetric game's genome plays the behavior whose population folder holds it
+    (RUN/behavior-NAME/), against the other population's winner (alternation.py)."""
+    folder = os.path.dirname(os.path.abspath(genome_path))
+    mine = [b for b in configs if behavior_run(b) == os.path.basename(folder)]
+    if not mine:
+        raise ConfigError(f"{genome_path} is not in a population folder of an asymmetric run ("
+                          f"{', '.join('RUN/' + behavior_run(b) for b in configs)}), which names the behavior it "
+                          f"plays: play a winner.json from one of them")
+    other = next(b for b in configs if b != mine[0])
+    path = os.path.join(os.path.dirname(folder), behavior_run(other), "winner.json")
+    if not os.path.isfile(path):
+        raise ConfigError(f"{path} not found: the opponent of {mine[0]!r} is the winner of {other!r} in the same run")
+    return mine[0], {other: load_genome(path, configs[other])}
+
+
+def export(args) -> int:
+    config, settings = load(args.config)
+    genome = None if settings.asymmetric else load_genome(args.genome, config)
+    _check_model_path(args.out)  # before an environment is launched for the layouts
+    layouts = layouts_for(settings, args.genome)
+    behavior = choose_behavior(settings, layouts, args.behavior)
+    if genome is None:   # an asymmetric run: each league behavior's genomes have its population's config
+        config = population_configs(settings, config).get(behavior, config)
+        genome = load_genome(args.genome, config)
+    try:
+        path = write_model(genome, config, settings, layouts[behavior], args.out)
+    except OSError as exc:
+        raise ConfigError(f"--out {args.out} cannot be written ({exc.strerror}): choose another file") from None
+    print(f"{path}: genome {genome.key} for behavior {behavior!r} ({layouts[behavior].describe_actions()}, "
+          f"sensor sizes {list(layouts[behavior].observation_sizes)})")
+    return 0
+
+
+def _check_model_path(path: str) -> None:
+    """`neatpar export --out` must name a file in a folder that exists."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise ConfigError(f"--out {path} is a folder: name the file to write, e.g. --out "
+                          f"{os.path.join(path, 'brain.onnx')}")
+    if not os.path.isdir(folder):
+        raise ConfigError(f"--out {path}: the folder {folder} does not exist: create it, or write the model "
+                          f"elsewhere")
+    if not os.access(folder, os.W_OK):
+        raise ConfigError(f"--out {path}: the folder {folder} is not writable: write the model elsewhere")

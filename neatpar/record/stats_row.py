@@ -1,0 +1,134 @@
+"""A generation's stats row: one typed record, written as a row of stats.csv (`columns`) and as
+TensorBoard values (tensorboard.py reads its fields), kept in checkpoints as a plain dict
+(`to_record`, read back by `from_record`).
+
+stats.csv's columns never move: STATS_FIELDS first, then, in the order they first appear, a
+self-play run's LEAGUE_FIELDS (`elo`, `league_size`), per-behavior columns `FIELD:BEHAVIOR`
+(BEHAVIOR_FIELDS of each population behavior, when the population drives several) and one column
+`game:KEY` per key the game recorded about itself (Stats side channel); a column that first
+appears in a later generation is empty in the rows before it, and so is a mean of no episodes.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from ..run.league import LeagueValues
+from ..run.stats import GenerationStats
+
+STATS_FIELDS = ("generation", "best_fitness", "mean_fitness", "stdev_fitness", "species", "episodes",
+                "scored_steps", "scored_steps_per_s", "agent_steps", "seconds",
+                "mean_return", "mean_episode_length", "mean_nodes", "mean_connections")
+LEAGUE_FIELDS = ("elo", "league_size")
+BEHAVIOR_FIELDS = ("mean_return", "mean_episode_length")
+BEHAVIOR_SEPARATOR = ":"   # FIELD:BEHAVIOR, a population behavior's own value
+GAME_PREFIX = "game:"      # game:KEY, what the game recorded about itself
+SPECIES_SIZES = "species_sizes"  # a stored row's {species id: members}, for species.png (not a column)
+EMPTY = ""                 # the cell of a value a generation does not have
+
+
+@dataclass(frozen=True)
+class BehaviorValues:
+    """One population behavior's own means over its scored episodes (None: it played none)."""
+    mean_return: float | None
+    mean_episode_length: float | None
+
+
+@dataclass
+class StatsRow:
+    """One generation's values (the fields named as stats.csv's columns). Means of returns and
+    lengths are over the generation's scored episodes, exactly rounded; None when there were none."""
+    generation: int
+    best_fitness: float
+    mean_fitness: float
+    stdev_fitness: float
+    species: int
+    episodes: int
+    scored_steps: int
+    scored_steps_per_s: float
+    agent_steps: int
+    seconds: float
+    mean_return: float | None
+    mean_episode_length: float | None
+    mean_nodes: float
+    mean_connections: float
+    league: LeagueValues | None = None
+    behaviors: dict[str, BehaviorValues] = field(default_factory=dict)  # with several population behaviors
+    game: dict[str, float] = field(default_factory=dict)                # the game's keys, sorted
+    species_sizes: dict[int, int] = field(default_factory=dict)         # species id -> members
+
+    @classmethod
+    def of_generation(cls, generation: int, population: Mapping, species, stats: GenerationStats, seconds: float,
+                      population_behaviors: list[str], league: LeagueValues | None = None) -> "StatsRow":
+        """The row of a generation whose genomes (`population`, key -> genome) have their fitness,
+        from its species set and the stats of its episodes."""
+        fits = [g.fitness for g in population.values()]
+        sizes = [g.size() for g in population.values()]  # (nodes, enabled connections), as neat-python counts
+        returns = [r for episodes in stats.scored.values() for r in episodes.returns]
+        lengths = [n for episodes in stats.scored.values() for n in episodes.lengths]
+        behaviors = {}
+        if len(population_behaviors) > 1:
+            behaviors = {b: BehaviorValues(_mean(stats.scored[b].returns), _mean(stats.scored[b].lengths))
+                         for b in population_behaviors if b in stats.scored}
+        return cls(generation, max(fits), statistics.fmean(fits), statistics.pstdev(fits), len(species.species),
+                   stats.episodes, stats.scored_steps, round(stats.scored_steps_per_second, 1), stats.agent_steps,
+                   round(seconds, 3), _mean(returns), _mean(lengths), statistics.fmean(n for n, _ in sizes),
+                   statistics.fmean(c for _, c in sizes), league, behaviors, stats.game.summary(),
+                   {sid: len(s.members) for sid, s in species.species.items()})
+
+    def columns(self) -> dict[str, Any]:
+        """The row's stats.csv cells, column -> value, in the order of the columns (see the module
+        docstring); an empty cell for a value of None."""
+        cells = {name: _cell(getattr(self, name)) for name in STATS_FIELDS}
+        if self.league is not None:
+            cells.update((name, getattr(self.league, name)) for name in LEAGUE_FIELDS)
+        for behavior, values in self.behaviors.items():
+            cells.update((f"{name}{BEHAVIOR_SEPARATOR}{behavior}", _cell(getattr(values, name)))
+                         for name in BEHAVIOR_FIELDS)
+        cells.update((GAME_PREFIX + key, value) for key, value in self.game.items())
+        return cells
+
+    def to_record(self) -> dict[str, Any]:
+        """The row as a checkpoint keeps it: its cells and its species sizes."""
+        return {**self.columns(), SPECIES_SIZES: dict(self.species_sizes)}
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> "StatsRow":
+        """A row from a checkpoint's record (`to_record`)."""
+        base = {name: _value(record[name]) for name in STATS_FIELDS}
+        league = LeagueValues(record["elo"], record["league_size"]) if "elo" in record else None
+        behaviors: dict[str, dict[str, float | None]] = {}
+        game = {}
+        for column, value in record.items():
+            if column.startswith(GAME_PREFIX):
+                game[column[len(GAME_PREFIX):]] = value
+                continue
+            name, separator, behavior = column.partition(BEHAVIOR_SEPARATOR)
+            if separator and name in BEHAVIOR_FIELDS:
+                behaviors.setdefault(behavior, {})[name] = _value(value)
+        return cls(**base, league=league, behaviors={b: BehaviorValues(**v) for b, v in behaviors.items()},
+                   game=game, species_sizes=dict(record.get(SPECIES_SIZES, {})))
+
+
+def stats_columns(rows: list[StatsRow]) -> list[str]:
+    """stats.csv's columns: STATS_FIELDS, then the other columns in the order they first appear."""
+    columns = dict.fromkeys(STATS_FIELDS)
+    for row in rows:
+        columns.update(dict.fromkeys(row.columns()))
+    return list(columns)
+
+
+def _mean(values: list) -> float | None:
+    """The exactly rounded mean; None for no values."""
+    return math.fsum(values) / len(values) if values else None
+
+
+def _cell(value: Any) -> Any:
+    return EMPTY if value is None else value
+
+
+def _value(cell: Any) -> Any:
+    return None if cell == EMPTY else cell
+

@@ -1,0 +1,17 @@
+"""What an evaluator carries from one generation to the next, and a checkpoint keeps: the
+champion, the generations evaluated so far, the leagues' state."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass
+class RunState:
+    """An evaluator's state between generations. `champion` is the best genome so far (a frozen
+    copy), `generation` the run's generations evaluated so far (both populations' in an
+    asymmetric game), `selfplay` the leagues and their generator (run/league.py: SelfPlay.state),
+    None without league roles."""
+    champion: Any = None
+    generation: int = 0
+    selfplay: dict | None = None
