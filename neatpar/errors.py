@@ -108,6 +108,10 @@ class Terminated(BaseException):
     """SIGTERM, turned into an exception so that an interrupted run saves its checkpoint."""
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl+C in a run: a KeyboardInterrupt that can be watched (cli/interrupts.py)."""
+
+
 _COLOUR = re.compile(r"\x1b\[[0-9;]*m")   # a terminal's colour codes
 
 

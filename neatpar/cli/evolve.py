@@ -15,7 +15,6 @@ import importlib.util
 import logging
 import os
 import shutil
-import signal
 import sys
 import time
 from dataclasses import dataclass
@@ -32,12 +31,9 @@ from ..run.evaluator import EnvEvaluator
 from ..run.state import RunState
 from ..settings import Settings, flags, population_configs
 from .alternation import Alternation
+from .interrupts import Interrupts
 from .progress import GenerationBar
 from .recorder import RunRecorder
-
-
-def _on_sigterm(signum, frame):
-    raise Terminated()
 
 
 @dataclass
@@ -191,20 +187,16 @@ class OnePopulation:
 
 
 def evolve(args) -> int:
-    previous = signal.signal(signal.SIGTERM, _on_sigterm)
-    try:
-        return _evolve(args)
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+    with Interrupts() as interrupts:
+        return _evolve(args, interrupts)
 
 
-def _evolve(args) -> int:
+def _evolve(args, interrupts: Interrupts) -> int:
     plan = _plan(args)
     for note in plan.notes:
         print(f"neatpar: note: {note}", file=sys.stderr, flush=True)
     config, settings, start = plan.config, plan.settings, plan.start
-    with _signals_held():
+    with interrupts.held():
         _import_run_modules(settings)
         # checks the build (a Gymnasium one: makes it once)
         evaluator = EnvEvaluator.from_settings(settings, configs=plan.configs)
@@ -251,7 +243,7 @@ def _evolve(args) -> int:
         course.finish()
         return 0
     except (KeyboardInterrupt, Terminated) as stop:
-        second = SecondSignal(evaluator)
+        interrupts.seen(evaluator.kill)
         if bar is not None:
             bar.close()
         if course is not None and course.snapshot:
@@ -260,7 +252,7 @@ def _evolve(args) -> int:
             print(f"\ninterrupted: checkpoint {path}; resume with --resume {path}", file=sys.stderr, flush=True)
         else:
             print("\ninterrupted before the first generation started", file=sys.stderr, flush=True)
-        second.release()
+        interrupts.release()
         return 143 if isinstance(stop, Terminated) else 130
     except NeatparError as error:
         failure = error
@@ -280,26 +272,9 @@ def _evolve(args) -> int:
         folder.release()
 
 
-@contextlib.contextmanager
-def _signals_held():
-    """Ctrl+C and SIGTERM held back for the block, then raised: Python's C extensions (numpy, gRPC,
-    protobuf) turn a KeyboardInterrupt raised inside their initialization into an ImportError, lose
-    it, or crash, so a run imports them with signals held."""
-    caught = []
-    held = {sig: signal.signal(sig, lambda signum, frame: caught.append(signum))
-            for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for sig, previous in held.items():
-            signal.signal(sig, previous)
-    if caught:
-        raise KeyboardInterrupt if caught[0] == signal.SIGINT else Terminated()
-
-
 def _import_run_modules(settings: Settings) -> None:
     """What the run imports on first use (its environment's side, TensorBoard's writer, Ray),
-    imported now, while signals are held (see _signals_held)."""
+    imported now, while signals are held (see interrupts.py)."""
     names = ["tensorboardX", "tqdm.contrib.logging"]
     if settings.gym is None:
         names.append("neatpar.envs.unity.bridge")
@@ -307,32 +282,6 @@ def _import_run_modules(settings: Settings) -> None:
         names.append("ray")
     for name in names:
         importlib.import_module(name)
-
-
-class SecondSignal:
-    """After the first Ctrl+C or SIGTERM, a second one kills what the run started and ends the
-    process at once, quietly (exit 130 or 143); while the first one's checkpoint is being written
-    it waits for the write to end (`release`)."""
-
-    def __init__(self, evaluator: EnvEvaluator):
-        self.evaluator, self.held, self.pending = evaluator, True, None
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(sig, self._on_signal)
-
-    def _on_signal(self, signum, frame) -> None:
-        if self.held:
-            self.pending = signum
-        else:
-            self._quit(signum)
-
-    def release(self) -> None:
-        self.held = False
-        if self.pending is not None:
-            self._quit(self.pending)
-
-    def _quit(self, signum: int) -> None:
-        self.evaluator.kill()
-        os._exit(128 + signum)
 
 
 def _finish(folder: RunFolder, evaluator: EnvEvaluator, config, settings: Settings, rows: list, run: RunSettings,

@@ -1,0 +1,135 @@
+"""Ctrl+C and SIGTERM during `neatpar evolve`: one state machine in the main thread.
+
+    RUNNING --signal--> STOPPING --seen()--> SAVING --release()--> RELEASED
+                         |      ^
+                         +------+  the exception died unseen: the watcher thread sends the
+                                   signal again
+
+RUNNING:  a signal raises Interrupted (a KeyboardInterrupt) or Terminated where the main thread is.
+STOPPING: the exception is on its way to the run's except block. C code that clears every error
+          it meets (numpy's look-up of __array_ufunc__ on an operand's type does: numpy gh-14801)
+          can swallow it; the exception is then freed unseen, a weak reference notices, and the
+          watcher thread sends the signal again, so that it is raised again somewhere else.
+SAVING:   the run's except block has it (`seen`): the checkpoint is being written; a second
+          signal waits for the write to end.
+RELEASED: a second signal kills what the run started and ends the process at once (130 / 143).
+
+`held()` holds signals back for a block and raises the first one after it: C extensions (numpy's,
+gRPC's, protobuf's) turn a KeyboardInterrupt raised inside their initialization into an
+ImportError, lose it, or crash.
+"""
+from __future__ import annotations
+
+import contextlib
+import enum
+import os
+import signal
+import threading
+import weakref
+from typing import Callable, Iterator
+
+from ..errors import Interrupted, Terminated
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class State(enum.Enum):
+    RUNNING = "running"
+    STOPPING = "stopping"
+    SAVING = "saving"
+    RELEASED = "released"
+    CLOSED = "closed"
+
+
+class Interrupts:
+    """The run's handlers of Ctrl+C and SIGTERM, installed by `with Interrupts():` in the main
+    thread; the handlers found are put back on exit."""
+
+    def __init__(self):
+        self.state = State.RUNNING
+        self._previous: dict = {}
+        self._held: list[int] | None = None   # the signals held back by `held`, while it holds
+        self._pending: int | None = None      # a second signal, waiting for the checkpoint
+        self._kill: Callable[[], None] | None = None
+        self._raised = None                   # a weak reference to the exception on its way up
+        self._lost: int | None = None         # the signal whose exception died unseen
+        self._wake = threading.Event()
+        self._watcher = threading.Thread(target=self._watch, name="neatpar-interrupts", daemon=True)
+        self._main = threading.main_thread().ident
+
+    def __enter__(self) -> Interrupts:
+        self._previous = {sig: signal.signal(sig, self._on_signal) for sig in SIGNALS}
+        self._watcher.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.state = State.CLOSED
+        for sig, previous in self._previous.items():
+            signal.signal(sig, previous)
+        self._wake.set()
+        self._watcher.join()
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        """Signals noted, not raised, for the block; the first one raised after it."""
+        self._held = []
+        try:
+            yield
+        finally:
+            held, self._held = self._held, None
+        if held:
+            raise self._exception(held[0])
+
+    def seen(self, kill: Callable[[], None]) -> None:
+        """The run's except block has the exception: a second signal now waits for `release`,
+        then calls `kill` and ends the process."""
+        self.state, self._kill = State.SAVING, kill
+
+    def release(self) -> None:
+        """The checkpoint is written: a second signal (one that came already, or a later one) ends
+        the process at once."""
+        self.state = State.RELEASED
+        if self._pending is not None:
+            self._quit(self._pending)
+
+    # ------------------------------------------------------------ in the main thread
+
+    def _on_signal(self, signum: int, frame) -> None:
+        if self._held is not None:
+            self._held.append(signum)
+        elif self.state in (State.RUNNING, State.STOPPING):
+            raise self._exception(signum)
+        elif self.state is State.SAVING:
+            self._pending = signum
+        elif self.state is State.RELEASED:
+            self._quit(signum)
+
+    def _exception(self, signum: int) -> BaseException:
+        """The signal's exception, watched: when it is freed before the run has seen it, it was lost."""
+        self.state = State.STOPPING
+        stop = Interrupted() if signum == signal.SIGINT else Terminated()
+        self._raised = weakref.ref(stop, lambda ref: self._on_freed(ref, signum))
+        return stop
+
+    def _on_freed(self, ref, signum: int) -> None:
+        if self.state is State.STOPPING and ref is self._raised:
+            self._lost = signum
+            self._wake.set()
+
+    def _quit(self, signum: int) -> None:
+        if self._kill is not None:
+            self._kill()
+        os._exit(128 + signum)
+
+    # ------------------------------------------------------------ in the watcher thread
+
+    def _watch(self) -> None:
+        """Sends a lost signal again, to the main thread, until the run sees one."""
+        while True:
+            self._wake.wait()
+            self._wake.clear()
+            if self.state is State.CLOSED:
+                return
+            lost, self._lost = self._lost, None
+            if lost is not None and self.state is State.STOPPING:
+                signal.pthread_kill(self._main, lost)

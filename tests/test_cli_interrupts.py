@@ -1,0 +1,109 @@
+"""Ctrl+C and SIGTERM in a run (neatpar/cli/interrupts.py), with real signals: raised as exceptions,
+raised again when C code swallows one, held back for a block, and a second one that waits for the
+checkpoint and then ends the process."""
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from neatpar.cli.interrupts import Interrupts
+from neatpar.errors import Terminated
+from support.paths import ROOT
+
+EXCEPTIONS = [(signal.SIGINT, KeyboardInterrupt), (signal.SIGTERM, Terminated)]
+
+
+class _SignalOnLookup(type):
+    """A class whose type's missing attributes are looked up in Python, sending `signum` while numpy
+    looks for __array_ufunc__ on it: numpy clears whatever error that look-up raises."""
+    signum = signal.SIGTERM
+    lookups = 0
+
+    def __getattr__(cls, name):
+        if name == "__array_ufunc__":
+            type(cls).lookups += 1
+            signal.raise_signal(cls.signum)
+        raise AttributeError(name)
+
+
+class Operand(metaclass=_SignalOnLookup):
+    pass
+
+
+def _python_work(seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        time.sleep(0.001)
+
+
+@pytest.mark.parametrize("signum, exception", EXCEPTIONS)
+def test_a_signal_whose_exception_c_code_swallowed_is_raised_again(signum, exception):
+    _SignalOnLookup.signum, _SignalOnLookup.lookups = signum, 0
+    with Interrupts():
+        with pytest.raises(exception):
+            compared = np.arange(3) == Operand()
+            assert _SignalOnLookup.lookups and not compared.any()  # the signal went off inside numpy, unseen
+            _python_work(5)
+            pytest.fail("the signal numpy swallowed was not raised again")
+
+
+def test_the_exception_the_run_has_seen_is_not_sent_again():
+    with Interrupts() as interrupts:
+        try:
+            signal.raise_signal(signal.SIGTERM)
+            pytest.fail("SIGTERM raised nothing")
+        except Terminated:
+            interrupts.seen(kill=lambda: None)
+        _python_work(0.5)   # the exception is freed now; nothing is raised again
+        interrupts.release()
+        _python_work(0.2)
+
+
+def test_signals_held_for_a_block_are_raised_after_it_first_one_first():
+    with Interrupts() as interrupts:
+        with pytest.raises(KeyboardInterrupt):
+            with interrupts.held():
+                signal.raise_signal(signal.SIGINT)
+                signal.raise_signal(signal.SIGTERM)
+                reached = True
+        assert reached
+
+
+def test_the_handlers_found_are_put_back():
+    def mine(signum, frame):
+        pass
+    previous = signal.signal(signal.SIGTERM, mine)
+    try:
+        with Interrupts():
+            assert signal.getsignal(signal.SIGTERM) is not mine
+            assert signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+        assert signal.getsignal(signal.SIGTERM) is mine
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+SECOND_SIGNAL = """
+import signal
+from neatpar.cli.interrupts import Interrupts
+from neatpar.errors import Terminated
+with Interrupts() as interrupts:
+    try:
+        signal.raise_signal(signal.SIGTERM)
+    except Terminated:
+        interrupts.seen(kill=lambda: print("killed", flush=True))
+        signal.raise_signal(signal.SIGINT)
+        print("the checkpoint is written", flush=True)
+        interrupts.release()
+        print("not reached", flush=True)
+"""
+
+
+def test_a_second_signal_waits_for_the_checkpoint_then_kills_and_exits_with_its_status():
+    result = subprocess.run([sys.executable, "-c", SECOND_SIGNAL], capture_output=True, text=True, cwd=ROOT,
+                            timeout=60)
+    assert result.stdout.splitlines() == ["the checkpoint is written", "killed"], result.stderr
+    assert result.returncode == 130 and not result.stderr
