@@ -177,3 +177,40 @@ def test_parallel_names_no_environment():
     declares ML-Agents' classes): no environment's name appears in it, not even in a string."""
     assert environment_mentions(os.path.join(PACKAGE, "parallel")) == []
     assert environment_mentions(os.path.join(PACKAGE, "envs"))  # the check sees what it looks for
+
+
+TESTS = os.path.join(ROOT, "tests")
+
+
+def has_logic(path: str) -> bool:
+    """A module with logic of its own defines a function or method (records and constants do not)."""
+    tree = ast.parse(open(path).read(), path)
+    return any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) for node in ast.walk(tree))
+
+
+def test_module_for(path: str, shared: set[str]) -> list[str]:
+    """Where a module's tests live: tests/test_<name>.py or tests/test_<package>_<name>.py (the
+    package's form only, for a name two packages use)."""
+    package, name = os.path.basename(os.path.dirname(path)), os.path.basename(path)[:-3].lstrip("_")
+    prefixed = f"test_{package}_{name}.py"
+    return [prefixed] if name in shared else [f"test_{name}.py", prefixed]
+
+
+def test_each_module_with_logic_has_its_own_test_module_that_names_it():
+    """The tests mirror the code: a test module per module with logic, whose docstring names the
+    module's file (`cli/evolve.py`), so that a reader finds one from the other."""
+    found = {name: path for name, path in modules().items()
+             if path and not path.endswith(("__init__.py", "__main__.py")) and has_logic(path)}
+    names = [os.path.basename(path)[:-3].lstrip("_") for path in found.values()]
+    shared = {name for name in names if names.count(name) > 1}
+    wrong = []
+    for name, path in sorted(found.items()):
+        relative = os.path.relpath(path, PACKAGE)
+        candidates = [c for c in test_module_for(path, shared) if os.path.exists(os.path.join(TESTS, c))]
+        if not candidates:
+            wrong.append(f"{relative}: no {' or '.join(test_module_for(path, shared))}")
+            continue
+        text = ast.get_docstring(ast.parse(open(os.path.join(TESTS, candidates[0])).read())) or ""
+        if relative not in " ".join(text.split()):
+            wrong.append(f"{relative}: the docstring of tests/{candidates[0]} does not name {relative}")
+    assert not wrong, "\n".join(wrong)
