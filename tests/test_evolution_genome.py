@@ -1,4 +1,4 @@
-"""neatpar.Genome keeps neat.DefaultGenome's interface: genes as records until code asks for the
+"""neatpar.Genome (evolution/genome.py) keeps neat.DefaultGenome's interface: genes as records until code asks for the
 dicts, then neat-python's own gene objects whose changes count; pickling, copies, size(), str(),
 get_pruned_copy(); subclasses and other gene classes get neat-python's code."""
 import copy

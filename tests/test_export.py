@@ -3,7 +3,6 @@ real runs on the simulator builds, checked as ML-Agents' C# loader checks them, 
 and acting as the genome does."""
 import json
 import os
-import shutil
 
 import neat
 import numpy as np
@@ -86,28 +85,6 @@ def test_two_population_behaviors_get_a_model_each(tmp_path):
     for name in ("winner-Blue.onnx", "winner-Purple.onnx"):
         assert read_like_ml_agents(onnx.load(str(out / name)), [8], 0, (5, 2), deterministic=True) == []
     assert not (out / "winner.onnx").exists()
-
-
-def test_export_uses_the_run_s_record_or_launches_the_game_once(tmp_path):
-    config_path = ball_cfg(tmp_path, generations=1)
-    out = evolve(config_path, tmp_path / "run")
-    recorded = neatpar_cli("export", "--config", config_path, "--genome", str(out / "winner.json"),
-                           "--out", str(tmp_path / "a.onnx"))
-    assert recorded.returncode == 0, recorded.stderr
-    assert (tmp_path / "a.onnx").read_bytes() == (out / "winner.onnx").read_bytes()
-    alone = tmp_path / "elsewhere"
-    alone.mkdir()
-    shutil.copy(out / "winner.json", alone / "winner.json")  # no behaviors.json beside it
-    launched = neatpar_cli("export", "--config", config_path, "--genome", str(alone / "winner.json"),
-                           "--out", str(tmp_path / "b.onnx"))
-    assert launched.returncode == 0, launched.stderr
-    assert (tmp_path / "b.onnx").read_bytes() == (out / "winner.onnx").read_bytes()
-    wrong = neatpar_cli("export", "--config", config_path, "--genome", str(out / "winner.json"), "--out",
-                        str(tmp_path / "c.onnx"), "--behavior", "Nope?team=0")
-    assert wrong.returncode == 2 and wrong.stderr.strip() == (
-        "neatpar: error: behavior 'Nope?team=0' is not among the behaviors the environment reported "
-        "('Ball3D?team=0'): fix --behavior")
-    assert not (tmp_path / "c.onnx").exists()
 
 
 def test_export_with_two_population_behaviors_asks_which(tmp_path):

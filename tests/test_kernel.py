@@ -1,4 +1,4 @@
-"""The population kernel (neatpar.nn) against neat-python's own networks."""
+"""The population kernel (neatpar.nn, nn/kernel.py) against neat-python's own networks."""
 import math
 import pickle
 

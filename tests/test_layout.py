@@ -188,7 +188,7 @@ def has_logic(path: str) -> bool:
     return any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) for node in ast.walk(tree))
 
 
-def test_module_for(path: str, shared: set[str]) -> list[str]:
+def mirror_names(path: str, shared: set[str]) -> list[str]:
     """Where a module's tests live: tests/test_<name>.py or tests/test_<package>_<name>.py (the
     package's form only, for a name two packages use)."""
     package, name = os.path.basename(os.path.dirname(path)), os.path.basename(path)[:-3].lstrip("_")
@@ -206,9 +206,9 @@ def test_each_module_with_logic_has_its_own_test_module_that_names_it():
     wrong = []
     for name, path in sorted(found.items()):
         relative = os.path.relpath(path, PACKAGE)
-        candidates = [c for c in test_module_for(path, shared) if os.path.exists(os.path.join(TESTS, c))]
+        candidates = [c for c in mirror_names(path, shared) if os.path.exists(os.path.join(TESTS, c))]
         if not candidates:
-            wrong.append(f"{relative}: no {' or '.join(test_module_for(path, shared))}")
+            wrong.append(f"{relative}: no {' or '.join(mirror_names(path, shared))}")
             continue
         text = ast.get_docstring(ast.parse(open(os.path.join(TESTS, candidates[0])).read())) or ""
         if relative not in " ".join(text.split()):

@@ -1,4 +1,4 @@
-"""neatpar.nn.onnx_export: genomes as ONNX models for Unity ML-Agents. Every exported model passes
+"""neatpar.nn.onnx_export (nn/onnx_export.py): genomes as ONNX models for Unity ML-Agents. Every exported model passes
 onnx's full checker and runs in onnxruntime; its actions are compared with neat-python's networks
 under neatpar's policy (outputs_to_actions), and its contract is read the way ML-Agents'
 C# loader reads it.

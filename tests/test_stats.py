@@ -2,36 +2,39 @@
 add up to the same values, and the game's statistics are aggregated as ML-Agents' StatsReporter
 does (the runs that record them: test_cli_recorder.py)."""
 import math
-import random
 
-import numpy as np
-import pytest
+from hypothesis import given, settings, strategies as st
 
 from neatpar.envs.base import Aggregation, GameStat
 from neatpar.run.stats import GameStats, GenerationStats
 
 
-def random_parts(rng: random.Random, keys: int = 3, parts: int = 4) -> list[GameStats]:
+VALUES = st.floats(-1e3, 1e3, width=32)   # what a game sends: float32
+PART = st.fixed_dictionaries({f"k{k}": st.lists(VALUES, min_size=1, max_size=6) for k in range(4)})
+
+
+def game_parts(drawn: list[dict]) -> list[GameStats]:
+    """One GameStats per part; key k{n} aggregated as Aggregation(n % 4)."""
     out = []
-    for part in range(parts):
+    for part, series in enumerate(drawn):
         stats = GameStats()
-        stats.record({f"k{k}": [GameStat(float(np.float32(rng.uniform(-1e3, 1e3))), Aggregation(k % 4))
-                                for _ in range(rng.randint(1, 6))] for k in range(keys)}, part)
+        stats.record({key: [GameStat(value, Aggregation(int(key[1:]) % 4)) for value in values]
+                      for key, values in series.items()}, part)
         out.append(stats)
     return out
 
 
-@pytest.mark.parametrize("seed", range(50))
-def test_merged_parts_give_the_same_values_in_any_order(seed):
+@settings(max_examples=100, deadline=None)
+@given(drawn=st.lists(PART, min_size=1, max_size=4), data=st.data())
+def test_merged_parts_give_the_same_values_in_any_order(drawn, data):
     """Env hosts return parts in any order: sums and means are exactly rounded (order-free), and
     MOST_RECENT keeps the latest value of the lowest part that has one."""
-    rng = random.Random(seed)
-    parts = random_parts(rng, keys=4)
+    parts = game_parts(drawn)
     summaries = []
     for _ in range(5):
-        rng.shuffle(parts)
+        order = data.draw(st.permutations(parts))
         total = GenerationStats()
-        for part in parts:
+        for part in order:
             other = GenerationStats()
             other.game = part
             total.add(other)

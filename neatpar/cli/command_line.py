@@ -66,12 +66,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _WarningLines(logging.StreamHandler):
+    """neatpar's warnings as `neatpar: warning: ...` lines on sys.stderr as it is when one comes
+    (a notebook or a test may have swapped it since the handler was added)."""
+
+    def __init__(self):
+        super().__init__()
+        self.setFormatter(logging.Formatter("neatpar: warning: %(message)s"))
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value) -> None:
+        pass
+
+
 def _show_warnings() -> None:
-    """neatpar's warnings (a relaunched simulator, unlisted behaviors, ...) as one line each on stderr."""
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("neatpar: warning: %(message)s"))
+    """neatpar's warnings (a relaunched simulator, unlisted behaviors, ...) as one line each on
+    stderr, however often main runs in one process (a notebook's cells)."""
     logger = logging.getLogger("neatpar")
-    logger.addHandler(handler)
+    if not any(isinstance(h, _WarningLines) for h in logger.handlers):
+        logger.addHandler(_WarningLines())
     logger.setLevel(logging.WARNING)
     logger.propagate = False
 

@@ -17,3 +17,19 @@ def duel_cfg(folder, name="duel.cfg", generations=3, **neatpar):
                "seed": 3, "checkpoint_interval": 1, "worker_id": free_worker_id(), **neatpar}
     return write_config(folder, name, neatpar=section, pop_size=8, num_inputs=6, num_outputs=1,
                         activation_options="tanh", activation_default="tanh")
+
+
+def asymmetric_cfg(folder, generations=3, **neatpar):
+    """Duel?team=0 (6 observations, 1 continuous action) against Keeper?team=1 (5, a branch of 3),
+    each with its own population, a generation each in turn."""
+    write_config(folder, "keeper.cfg", pop_size=6, num_inputs=5, num_outputs=3, activation_options="tanh",
+                 activation_default="tanh")
+    return duel_cfg(folder, "asymmetric.cfg", generations, env_args=DUEL_SHORT + " --asymmetric 1",
+                    behaviors="Duel?team=0: league, Keeper?team=1: league", league_swap_sides="false",
+                    neat_configs="Keeper?team=1: keeper.cfg", team_change=1, **neatpar)
+
+
+def best_rated(side: dict) -> dict:
+    """The best-rated member of a league (league.json's entry of a behavior), of equals the newest
+    (the winner without a final round-robin)."""
+    return max(reversed(side["members"]), key=lambda m: m["rating"])

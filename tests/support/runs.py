@@ -19,9 +19,47 @@ from .simulators import free_worker_id
 NEATPAR_COMMAND = os.path.join(os.path.dirname(sys.executable), "neatpar")
 
 
-def neatpar_cli(*args, timeout=300):
-    return subprocess.run([sys.executable, "-m", "neatpar.cli", *args], capture_output=True, text=True,
+def neatpar_cli(*args, timeout=300, module="neatpar.cli"):
+    """`python -m neatpar.cli ARGS` (or another module), run to its end; its CompletedProcess."""
+    return subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True,
                           cwd=ROOT, timeout=timeout)
+
+
+# A generation's progress bar as tqdm draws it (cli/progress.py).
+PROGRESS_BAR = r"gen +\d+ \|.*\| \d+/\d+ episodes \["
+
+
+def one_line_error(tmp_path, args, pattern, code=2) -> str:
+    """`neatpar ARGS` (with `--out` into tmp_path for evolve) fails with exit status `code` and one
+    line, `neatpar: error: ...` holding `pattern`, and leaves no run folder; the line."""
+    out = tmp_path / "should-not-exist"
+    result = neatpar_cli(*args, "--out", str(out)) if args[0] == "evolve" else neatpar_cli(*args)
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == code, result.stderr
+    assert len(lines) == 1 and lines[0].startswith("neatpar: error: "), result.stderr
+    assert pattern in lines[0], lines[0]
+    assert not out.exists(), "a failed start left a run folder behind"
+    return lines[0]
+
+
+TIMING = ("seconds", "scored_steps_per_s")   # the stats.csv columns that differ between two equal runs
+
+
+def evolve_ok(config, out, *extra):
+    """`neatpar evolve --config CONFIG --out OUT ...`, which must succeed; its result."""
+    result = neatpar_cli("evolve", "--config", config, "--out", str(out), *extra)
+    assert result.returncode == 0, result.stderr
+    return result
+
+
+def stats_table(path) -> list[dict]:
+    """A stats.csv file's rows, as dicts of its columns."""
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+def without_timing(rows: list[dict]) -> list[dict]:
+    return [{k: v for k, v in row.items() if k not in TIMING} for row in rows]
 
 
 def stats_rows(folder):
