@@ -43,23 +43,25 @@ def test_a_lost_host_s_simulator_is_killed_only_while_it_is_the_process_that_hos
     """The main process kills a lost host's simulator by the PID the host published, and only if
     that PID still has the start time published with it (a later process that got the PID lives)."""
     hosts = idle_hosts(tmp_path, 1)
-    game = subprocess.Popen(["sleep", "60"])
+    later, game = subprocess.Popen(["sleep", "60"]), subprocess.Popen(["sleep", "60"])
     try:
         cells = hosts._cells
-        cells.set(0, HostCells.PID, game.pid)
-        cells.set(0, HostCells.START, process_start_time(game.pid) + 1)  # the PID now names another process
+        cells.set(0, HostCells.PID, later.pid)
+        cells.set(0, HostCells.START, process_start_time(later.pid) + 1)  # the PID now names another process
         cells.set(0, HostCells.PART, 3)
         hosts._kill_simulator(0)
-        assert game.poll() is None
         assert hosts.simulator_pids == [0] and cells.get(0, HostCells.PART) == -1  # forgotten all the same
+        later.terminate()
+        assert later.wait(timeout=10) == -signal.SIGTERM  # it was still alive: no SIGKILL came first
         cells.set(0, HostCells.PID, game.pid)
         cells.set(0, HostCells.START, process_start_time(game.pid))
         hosts._kill_simulator(0)
         assert game.wait(timeout=10) == -signal.SIGKILL
     finally:
-        if game.poll() is None:
-            game.kill()
-            game.wait()
+        for process in (later, game):
+            if process.poll() is None:
+                process.kill()
+                process.wait()
         hosts.close()
 
 
