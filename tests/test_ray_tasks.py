@@ -156,11 +156,12 @@ def nested_function():
     return inner
 
 
-def test_functions_that_ray_sends_by_value_are_told_from_those_it_imports_by_name():
+def test_functions_that_ray_sends_by_value_are_told_from_those_it_imports_by_name(monkeypatch):
     assert _sent_by_value(lambda genome, config: 0.0)
     assert _sent_by_value(nested_function())
-    main_function = nested_function()
-    main_function.__module__ = "__main__"
-    assert _sent_by_value(main_function)
+    main_function = nested_function()  # a main script's function, at its name in the script
+    main_function.__module__, main_function.__qualname__ = "__main__", "main_function"
+    monkeypatch.setattr(sys.modules["__main__"], "main_function", main_function, raising=False)
+    assert _sent_by_value(main_function)  # Ray's workers do not run the script: it goes by value
     assert not _sent_by_value(fitness_fns.trivial)  # a worker imports it from its module
     assert not _sent_by_value(uses_live_socket)
