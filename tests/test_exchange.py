@@ -1,4 +1,5 @@
-"""The sequenced shared-memory exchange: every read belongs to the step it claims."""
+"""The sequenced shared-memory exchange (neatpar/run/exchange.py): every read belongs to the step it
+claims."""
 import random
 import time
 

@@ -1,4 +1,5 @@
-"""Pool inference (networks on spawn workers, fed through shared memory) against in-process inference: the same actions, always."""
+"""Pool inference (neatpar/run/inference.py: networks on spawn workers, fed through shared memory)
+against in-process inference: the same actions, always."""
 import os
 import signal
 

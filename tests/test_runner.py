@@ -1,4 +1,5 @@
-"""The episode runner and UnityEvaluator, on the simulator builds through the real mlagents-envs."""
+"""The episode runner (neatpar/run/runner.py), through UnityEvaluator, on the simulator builds through the
+real mlagents-envs."""
 import dataclasses
 import os
 

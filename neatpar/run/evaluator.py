@@ -250,7 +250,9 @@ class EnvEvaluator:
         self.close()
 
     def __reduce__(self):
-        raise LiveHandleError(f"a {type(self).__name__} cannot be pickled or sent to another process: it owns its "
+        name = type(self).__name__
+        article = "an" if name[0] in "AEIOU" else "a"
+        raise LiveHandleError(f"{article} {name} cannot be pickled or sent to another process: it owns its "
                               f"environment (a simulator connection, or Gymnasium environments), which belongs to "
                               f"the process that made it")
 

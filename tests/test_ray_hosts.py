@@ -1,8 +1,8 @@
-"""The Ray backend on a real local Ray cluster (2 CPUs, token authentication off): env hosts as
-actors, ParallelEvaluator's genomes as tasks, the same results as the local backends."""
+"""Env hosts as Ray actors (neatpar/run/ray_hosts.py) on a real local Ray cluster (2 CPUs, token
+authentication off): one simulator per actor, a killed or hung actor replaced and its part run
+again, hosts refused beyond the cluster's CPUs, and the same results as local env hosts."""
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -11,65 +11,53 @@ import time
 import neat
 import pytest
 
-os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # before Ray is imported: no token file for test clusters
-# The ray extra: make test installs it (CI runs these tests); without it the module is skipped.
-ray = pytest.importorskip("ray")
-
-from support import fitness_fns  # noqa: E402
 from support.configs import ball_cfg, hover_cfg
 from support.duels import duel_cfg
 from support.paths import ROOT
 from support.processes import cmdline, wait_gone, wait_until
+from support.rays import local_cluster, ray
 from support.runs import Run, evaluator_and_population, fitnesses, neatpar_cli, probe_hosts, stats_rows, undisturbed
-from neatpar import LiveHandleError, ParallelEvaluator  # noqa: E402
+from neatpar import ConfigError
+from neatpar import settings as run_config
+from neatpar.run.hosts import HostSetup
+from neatpar.run.ray_hosts import RayHosts
 
 pytestmark = pytest.mark.slow
-
-TESTS = os.path.dirname(os.path.abspath(__file__))
-VICTIM = 4  # a genome key of the first xor generation; Ray workers read it from their environment
-LIVE = None
 
 
 @pytest.fixture(scope="module", autouse=True)
 def cluster():
     """One local Ray cluster for the module; its workers import the tests' helper modules."""
-    ray.init(num_cpus=2, include_dashboard=False, configure_logging=False,
-             runtime_env={"env_vars": {"PYTHONPATH": TESTS, "NEATPAR_TEST_VICTIM": str(VICTIM)}})
-    yield
-    ray.shutdown()
+    with local_cluster():
+        yield
 
 
-def uses_live_socket(genome, config):
-    return float(LIVE.fileno())
+def ball_setup(tmp_path, envs):
+    _, settings = run_config.load(ball_cfg(tmp_path, envs=envs, backend="ray"))
+    return HostSetup(settings, str(tmp_path / "logs"))
 
 
-def test_parallel_evaluator_on_ray_matches_the_local_pool(xor_config, genomes):
-    with ParallelEvaluator(2, fitness_fns.stochastic, seed=9, backend="ray") as evaluator:
-        evaluator.evaluate(genomes, xor_config)
-    on_ray = fitnesses(genomes)
-    with ParallelEvaluator(2, fitness_fns.stochastic, seed=9) as evaluator:
-        evaluator.evaluate(genomes, xor_config)
-    assert on_ray == fitnesses(genomes)
+def test_more_env_hosts_than_the_cluster_has_cpus_is_a_one_line_error_that_leaves_the_cluster_up(tmp_path):
+    with pytest.raises(ConfigError, match=r"^envs = 3 env hosts need a CPU each but the Ray cluster has 2: "
+                                          r"lower --envs, or add nodes to the cluster$"):
+        RayHosts(ball_setup(tmp_path, 3), 3)
+    assert ray.is_initialized()  # neatpar joined this cluster: it does not stop it
 
 
-def test_a_genome_that_kills_its_ray_worker_fails_alone(xor_config, genomes):
-    assert VICTIM in dict(genomes)
-    with ParallelEvaluator(2, fitness_fns.sigkill_always, backend="ray", failure_fitness=-1.0) as evaluator:
-        evaluator.evaluate(genomes, xor_config)
-    assert {key: g.fitness for key, g in genomes} == {key: (-1.0 if key == VICTIM else float(key)) for key, _ in genomes}
-
-
-def test_a_genome_past_its_timeout_fails_alone_on_ray(xor_config, genomes):
-    with ParallelEvaluator(2, fitness_fns.hang, backend="ray", timeout=2.0, failure_fitness=-1.0) as evaluator:
-        evaluator.evaluate(genomes, xor_config)
-    assert {key: g.fitness for key, g in genomes} == {key: (-1.0 if key == VICTIM else float(key)) for key, _ in genomes}
-
-
-def test_ray_refuses_a_fitness_function_that_would_copy_a_live_handle():
-    global LIVE
-    with socket.socket() as LIVE:
-        with pytest.raises(LiveHandleError, match="uses the global 'LIVE' \\(socket\\)"):
-            ParallelEvaluator(2, uses_live_socket, backend="ray")
+def test_actors_take_parts_once_placed_and_launch_no_simulator_before_a_part_needs_one(tmp_path):
+    hosts = RayHosts(ball_setup(tmp_path, 2), 2)
+    try:
+        assert hosts.free() == 0  # none is placed before its ready call answers
+        deadline = time.monotonic() + 60
+        while hosts.free() < 2:
+            assert time.monotonic() < deadline, "the actors were not placed within 60 s"
+            assert hosts.wait(0.5) == []  # no part runs: nothing finishes
+        locations = hosts.actor_locations()
+        assert len({pid for _, pid, _ in locations}) == 2 and [sim for _, _, sim in locations] == [None, None]
+        assert hosts.progress() == {}
+    finally:
+        hosts.close()
+    assert not wait_gone([pid for _, pid, _ in locations], 30)
 
 
 def short_evolution(tmp_path, backend):
@@ -200,16 +188,6 @@ def test_backend_ray_without_ray_installed_says_what_to_install(tmp_path):
     assert result.returncode == 2
     assert result.stderr.strip() == ("neatpar: error: the Ray backend needs Ray, which is not installed: "
                                      "pip install 'neatpar[ray]' (installs ray==2.60.0)")
-
-
-def test_the_xor_example_on_ray_finds_the_same_winner_as_on_the_local_pool():
-    def winner(*extra):
-        result = subprocess.run([sys.executable, os.path.join("examples", "xor_parallel.py"), "--generations", "5",
-                                 "--workers", "2", *extra], capture_output=True, text=True, cwd=ROOT, timeout=300)
-        assert result.returncode == 0, result.stderr
-        return [line for line in result.stdout.splitlines() if line.startswith(("Winner", "  input"))]
-    on_ray = winner("--backend", "ray")  # a Ray instance of its own, started and stopped by neatpar
-    assert len(on_ray) == 5 and on_ray == winner()
 
 
 def test_quiet_on_ray_prints_no_forwarded_ray_line_even_when_an_actor_dies(tmp_path):
