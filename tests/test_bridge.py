@@ -1,5 +1,5 @@
-"""The bridge: the main process's lazily created UnityEnvironment on a loopback-only server, with
-either step codec (bulk.py, or mlagents-envs' own conversions)."""
+"""The bridge (neatpar/envs/unity/bridge.py): the main process's lazily created UnityEnvironment on
+a loopback-only server, with either step codec (bulk.py, or mlagents-envs' own conversions)."""
 import os
 import pickle
 import signal
