@@ -1,6 +1,8 @@
-"""The simulator builds as programs (neatpar/sim/player.py and the ball and teams tasks) driven by
-the real, unmodified mlagents_envs UnityEnvironment, exactly as it drives a Unity player: the
-handshake, specs, steps, side channels, arguments, the launcher and the process's lifetime."""
+"""Tests of sim/player.py, the game side of the ML-Agents protocol that the simulator builds run
+(started by their launcher, unity_builds/_launch): its handshake and exchanges, side channels,
+seed, arguments and usage errors, exit statuses and the process's lifetime, driven by the real,
+unmodified mlagents_envs UnityEnvironment exactly as it drives a Unity player, and its parts
+called directly."""
 import os
 import signal
 import subprocess
@@ -19,82 +21,6 @@ from mlagents_envs.side_channel.stats_side_channel import StatsSideChannel
 from support.paths import BUILDS, ROOT
 from support.processes import pid_alive, wait_gone, wait_until
 from support.simulators import free_worker_id, simulator, step_with, zeros_continuous
-
-PROBE = "Probe?team=0"
-
-
-def test_ball_handshake_specs_and_reset():
-    with simulator("ball") as env:
-        env.reset()
-        assert list(env.behavior_specs) == ["Ball3D?team=0"]
-        spec = env.behavior_specs["Ball3D?team=0"]
-        assert [o.shape for o in spec.observation_specs] == [(8,)]
-        assert spec.action_spec.continuous_size == 2 and spec.action_spec.discrete_branches == ()
-        decision, terminal = env.get_steps("Ball3D?team=0")
-        assert len(decision) == 12 and len(terminal) == 0
-        assert decision.obs[0].dtype == np.float32 and np.isfinite(decision.obs[0]).all()
-        assert list(decision.agent_id) == list(range(12))
-
-
-def test_teams_specs_masks_and_groups():
-    with simulator("teams", args=["--areas", "3"]) as env:
-        env.reset()
-        assert sorted(env.behavior_specs) == ["Blue?team=0", "Purple?team=1"]
-        for name in env.behavior_specs:
-            spec = env.behavior_specs[name]
-            assert spec.action_spec.discrete_branches == (5, 2) and spec.action_spec.continuous_size == 0
-            decision, _ = env.get_steps(name)
-            assert len(decision) == 3
-            move_mask, kick_mask = decision.action_mask
-            assert move_mask.shape == (3, 5) and kick_mask.shape == (3, 2)
-            assert not move_mask[:, 0].any()            # staying is always allowed
-            assert kick_mask[:, 1].all()                 # nobody is in reach of the ball at kick-off
-            assert len(set(decision.group_id)) == 3 and 0 not in decision.group_id
-
-
-def test_many_steps_drops_and_same_step_terminal_and_decision():
-    with simulator("ball", args=["--agents", "16"]) as env:
-        env.reset()
-        name = "Ball3D?team=0"
-        seen_both = False
-        drops = 0
-        for _ in range(150):
-            decision, terminal = step_with(env, name, lambda n: ActionTuple(continuous=np.ones((n, 2), np.float32)))
-            assert len(decision) == 16
-            drops += len(terminal)
-            if len(terminal):
-                assert set(terminal.agent_id) <= set(decision.agent_id)  # ended and asked again
-                assert np.allclose(terminal.reward, -1.0) and not terminal.interrupted.any()
-                seen_both = True
-            assert np.isfinite(decision.obs[0]).all()
-        assert seen_both and drops >= 16  # full tilt drops every ball, repeatedly
-
-
-def test_interrupted_episodes_at_max_steps():
-    with simulator("ball", args=["--agents", "4", "--max-steps", "5"]) as env:
-        env.reset()
-        for step in range(1, 6):
-            # A gentle balancing action keeps the balls on for five steps.
-            decision, terminal = step_with(env, "Ball3D?team=0", zeros_continuous)
-        assert len(terminal) == 4 and terminal.interrupted.all()
-        assert np.allclose(terminal.reward, 0.1)
-
-
-def test_teams_win_gives_group_rewards():
-    with simulator("teams", args=["--areas", "2", "--max-steps", "60"]) as env:
-        env.reset()
-        rewards = []
-        for _ in range(60):
-            for name, active in (("Blue?team=0", True), ("Purple?team=1", False)):
-                decision, _ = env.get_steps(name)
-                kick = ~decision.action_mask[1][:, 1] & active
-                me_y, ball_y = decision.obs[0][:, 1], decision.obs[0][:, 3]
-                moves = np.where(me_y < ball_y, 3, np.where(me_y > ball_y, 4, 1)) * active
-                env.set_actions(name, ActionTuple(discrete=np.column_stack([moves, kick.astype(int)])))
-            env.step()
-            _, terminal = env.get_steps("Blue?team=0")
-            rewards.extend(terminal.group_reward.tolist())
-        assert 1.0 in rewards  # Blue chases and kicks; Purple stands still
 
 
 def test_side_channels_engine_parameters_stats_and_unknown(tmp_path):
@@ -213,43 +139,9 @@ def test_an_argument_the_build_does_not_take_ends_it_with_a_usage_error(tmp_path
     assert f"error: {message}" in open(next(tmp_path.glob("Player-*.log"))).read()
 
 
-def masked_probe(strict: bool, log_folder):
-    """The probe with one branch of 3 actions, action 0 masked for every agent."""
-    return simulator("probe", args=["--discrete", "3", "--mask-first", "1", "--strict-masks", str(int(strict))],
-                     log_folder=str(log_folder), timeout_wait=10)
-
-
-def test_a_masked_action_ends_a_strict_build_naming_it(tmp_path):
-    with pytest.raises(UnityEnvironmentException, match="return code 3"):
-        with masked_probe(True, tmp_path) as env:
-            env.reset()
-            for _ in range(3):
-                env.set_actions(PROBE, ActionTuple(discrete=np.array([[1], [2], [0], [1]], np.int32)))
-                env.step()
-    log = open(next(tmp_path.glob("Player-*.log"))).read()
-    assert "error: agent 2 of Probe?team=0 was sent action 0 on branch 0, which the mask sent with its decision " \
-           "request forbids (1 masked actions in this exchange)" in log
-
-
-def test_allowed_actions_pass_a_strict_build_and_a_lenient_one_logs_a_masked_action_once(tmp_path):
-    with masked_probe(True, tmp_path / "strict") as env:
-        env.reset()
-        for _ in range(5):
-            env.set_actions(PROBE, ActionTuple(discrete=np.array([[1], [2], [1], [2]], np.int32)))
-            env.step()
-    with masked_probe(False, tmp_path / "lenient") as env:
-        env.reset()
-        for _ in range(5):
-            env.step()  # mlagents-envs' empty action: 0, masked
-    log = open(next((tmp_path / "lenient").glob("Player-*.log"))).read()
-    assert log.count("was sent action 0 on branch 0, which the mask sent with its decision request forbids") == 1
-    assert "forbids" not in open(next((tmp_path / "strict").glob("Player-*.log"))).read()
-
-
 def test_launcher_works_from_any_working_directory(tmp_path):
     script = ("import sys\nfrom mlagents_envs.environment import UnityEnvironment\n"
               f"env = UnityEnvironment('../{os.path.relpath(os.path.join(BUILDS, 'ball'), tmp_path.parent)}', "
               f"worker_id={free_worker_id()}, no_graphics=True)\nenv.reset()\nenv.close()\nprint('ok')\n")
     result = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert result.stdout.strip() == "ok", result.stderr
-
