@@ -1,15 +1,16 @@
-"""The Academy semantics of the simulator builds (neatpar/sim/academy.py) and the probe build
-(neatpar/sim/probe.py), under the real, unmodified mlagents_envs UnityEnvironment."""
+"""The Academy semantics of the simulator builds (neatpar/sim/academy.py), read through the probe
+build's closed form (sim/probe.py), and what a strict and a lenient build do with a masked action,
+under the real, unmodified mlagents_envs UnityEnvironment."""
 import numpy as np
 import pytest
 from mlagents_envs.base_env import ActionTuple
 from mlagents_envs.exception import UnityEnvironmentException
 from mlagents_envs.side_channel.environment_parameters_channel import EnvironmentParametersChannel
 from mlagents_envs.side_channel.stats_side_channel import StatsSideChannel
-from support.simulators import f32_sum, repeated, simulator, step_with, zeros_continuous
+from support.simulators import act, f32_sum, repeated, simulator, step_with, zeros_continuous
 
 
-# ---------------------------------------------------------------- Academy semantics and the probe build
+# ---------------------------------------------------------------- Academy semantics, through the probe build
 # What Python sees step by step from builds that follow ML-Agents' Academy, Agent and
 # DecisionRequester (neatpar/sim/academy.py); expected rewards come from the probe's closed form
 # (neatpar/sim/probe.py), computed here in float32 the way C# adds them.
@@ -22,45 +23,6 @@ def seen(env, name):
     decision, terminal = env.get_steps(name)
     return (decision.agent_id.tolist(), decision.reward.tolist(), terminal.agent_id.tolist(),
             terminal.reward.tolist(), terminal.interrupted.tolist())
-
-
-def act(env, name, values_by_id):
-    """Give each agent requesting a decision of `name` its value: a continuous action[0], or a
-    discrete action index."""
-    decision, _ = env.get_steps(name)
-    values = [values_by_id[agent] for agent in decision.agent_id]
-    spec = env.behavior_specs[name].action_spec
-    if spec.continuous_size:
-        env.set_actions(name, ActionTuple(continuous=np.array(values, np.float32).reshape(-1, 1)))
-    else:
-        env.set_actions(name, ActionTuple(discrete=np.array(values, np.int32).reshape(-1, 1)))
-
-
-def test_probe_specs_constant_observations_masks_and_discrete_rewards():
-    from neatpar.sim.probe import observation
-    args = ["--behaviors", "2", "--agents", "3,2", "--obs", "4,6", "--discrete", "0,5", "--mask-first", "0,2"]
-    with simulator("probe", args=args) as env:
-        env.reset()
-        assert list(env.behavior_specs) == [PROBE, RIVAL]
-        probe, rival = env.behavior_specs[PROBE], env.behavior_specs[RIVAL]
-        assert probe.action_spec.continuous_size == 1 and probe.action_spec.discrete_branches == ()
-        assert rival.action_spec.continuous_size == 0 and rival.action_spec.discrete_branches == (5,)
-        assert [o.shape for o in probe.observation_specs] == [(4,)]
-        assert [o.shape for o in rival.observation_specs] == [(6,)]
-        assert observation(6).tolist() == [1.0, -0.5, 0.25, 0.75, 1.0, -0.5]
-        probe_ids, rival_ids = env.get_steps(PROBE)[0].agent_id, env.get_steps(RIVAL)[0].agent_id
-        for step in range(4):
-            decision, rival_decision = env.get_steps(PROBE)[0], env.get_steps(RIVAL)[0]
-            assert np.array_equal(decision.obs[0], np.tile(observation(4), (3, 1)))
-            assert np.array_equal(rival_decision.obs[0], np.tile(observation(6), (2, 1)))
-            assert decision.action_mask is None
-            assert rival_decision.action_mask[0].tolist() == [[True, True, False, False, False]] * 2
-            if step:  # each reward is the value of the action executed since the previous decision
-                assert decision.reward.tolist() == [np.float32(-0.3), np.float32(0.45), np.float32(0.7)]
-                assert rival_decision.reward.tolist() == [4.0, 2.0]
-            act(env, PROBE, dict(zip(probe_ids, [-0.3, 0.45, 0.7])))
-            act(env, RIVAL, dict(zip(rival_ids, [4, 2])))
-            env.step()
 
 
 @pytest.mark.parametrize("between", [1, 0])
@@ -522,23 +484,36 @@ def test_random_settings_match_a_reference_written_agent_by_agent():
                 expected = reference.step(values)
 
 
-def test_coupled_probe_rewards_include_the_paired_agent_s_action():
-    with simulator("probe", args=["--behaviors", "2", "--agents", "2", "--episode-decisions", "3",
-                                  "--couple", "1"]) as env:
+# ---------------------------------------------------------------- masks: strict and lenient builds
+
+def masked_probe(strict: bool, log_folder):
+    """The probe with one branch of 3 actions, action 0 masked for every agent."""
+    return simulator("probe", args=["--discrete", "3", "--mask-first", "1", "--strict-masks", str(int(strict))],
+                     log_folder=str(log_folder), timeout_wait=10)
+
+
+def test_a_masked_action_ends_a_strict_build_naming_it(tmp_path):
+    with pytest.raises(UnityEnvironmentException, match="return code 3"):
+        with masked_probe(True, tmp_path) as env:
+            env.reset()
+            for _ in range(3):
+                env.set_actions(PROBE, ActionTuple(discrete=np.array([[1], [2], [0], [1]], np.int32)))
+                env.step()
+    log = open(next(tmp_path.glob("Player-*.log"))).read()
+    assert "error: agent 2 of Probe?team=0 was sent action 0 on branch 0, which the mask sent with its decision " \
+           "request forbids (1 masked actions in this exchange)" in log
+
+
+def test_allowed_actions_pass_a_strict_build_and_a_lenient_one_logs_a_masked_action_once(tmp_path):
+    with masked_probe(True, tmp_path / "strict") as env:
         env.reset()
-        values = {"Probe?team=0": 0.25, "Rival?team=1": 0.5}
-        returns = {name: {} for name in values}
-        ended = {}
-        for _ in range(4):
-            for name, value in values.items():
-                decision, terminal = env.get_steps(name)
-                for steps in (decision, terminal):
-                    for agent, reward in zip(steps.agent_id, steps.reward):
-                        returns[name][agent] = returns[name].get(agent, 0.0) + reward
-                if len(terminal):
-                    ended[name] = list(terminal.reward)
-                env.set_actions(name, ActionTuple(continuous=np.full((len(decision), 1), value, np.float32)))
+        for _ in range(5):
+            env.set_actions(PROBE, ActionTuple(discrete=np.array([[1], [2], [1], [2]], np.int32)))
             env.step()
-    # Each of the 3 executions earns 0.25 + 0.5 for both sides; the terminal info carries the last.
-    assert ended == {"Probe?team=0": [0.75, 0.75], "Rival?team=1": [0.75, 0.75]}
-    assert all(list(r.values()) == [2.25, 2.25] for r in returns.values())
+    with masked_probe(False, tmp_path / "lenient") as env:
+        env.reset()
+        for _ in range(5):
+            env.step()  # mlagents-envs' empty action: 0, masked
+    log = open(next((tmp_path / "lenient").glob("Player-*.log"))).read()
+    assert log.count("was sent action 0 on branch 0, which the mask sent with its decision request forbids") == 1
+    assert "forbids" not in open(next((tmp_path / "strict").glob("Player-*.log"))).read()

@@ -1,4 +1,5 @@
-"""The fast wire: mlagents-envs' messages rebuilt on protobuf 6 (upb), in every process."""
+"""The fast wire (neatpar/envs/unity/fastwire.py): mlagents-envs' messages rebuilt on protobuf 6
+(upb), in every process."""
 import ast
 import json
 import os

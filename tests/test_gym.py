@@ -1,6 +1,7 @@
-"""Gymnasium environments through the episode runner: copies of real Gymnasium environments (and
-a few Env classes of this module's own, named as module:Class) played by real neat-python genomes,
-against a plain per-genome Gymnasium loop with neat-python's FeedForwardNetwork."""
+"""Gymnasium environments (neatpar/envs/gym.py) through the episode runner: copies of real
+Gymnasium environments (and a few Env classes of this module's own, named as module:Class) played
+by real neat-python genomes, against a plain per-genome Gymnasium loop with neat-python's
+FeedForwardNetwork."""
 import subprocess
 import sys
 

@@ -1,8 +1,8 @@
-"""The tasks of the simulator builds (neatpar/sim/tasks.py) beyond the ball and teams builds' basics:
-the hover build, under the real UnityEnvironment."""
+"""The tasks of the simulator builds (neatpar/sim/tasks.py), under the real UnityEnvironment: the
+hover build, and the ball and teams builds' specs, masks, groups, episode ends and rewards."""
 import numpy as np
 from mlagents_envs.base_env import ActionTuple
-from support.simulators import simulator
+from support.simulators import simulator, step_with, zeros_continuous
 
 
 # ---------------------------------------------------------------- the hover build
@@ -72,3 +72,79 @@ def alternating(readings, memory):
     """Thrust 0.5, -0.5, 0.5, ...: a change of 1.0 at every decision."""
     memory["thrust"] = -memory.get("thrust", -0.5)
     return np.full((len(readings), 1), memory["thrust"])
+
+
+# ---------------------------------------------------------------- the ball and teams builds
+
+def test_ball_handshake_specs_and_reset():
+    with simulator("ball") as env:
+        env.reset()
+        assert list(env.behavior_specs) == ["Ball3D?team=0"]
+        spec = env.behavior_specs["Ball3D?team=0"]
+        assert [o.shape for o in spec.observation_specs] == [(8,)]
+        assert spec.action_spec.continuous_size == 2 and spec.action_spec.discrete_branches == ()
+        decision, terminal = env.get_steps("Ball3D?team=0")
+        assert len(decision) == 12 and len(terminal) == 0
+        assert decision.obs[0].dtype == np.float32 and np.isfinite(decision.obs[0]).all()
+        assert list(decision.agent_id) == list(range(12))
+
+
+def test_teams_specs_masks_and_groups():
+    with simulator("teams", args=["--areas", "3"]) as env:
+        env.reset()
+        assert sorted(env.behavior_specs) == ["Blue?team=0", "Purple?team=1"]
+        for name in env.behavior_specs:
+            spec = env.behavior_specs[name]
+            assert spec.action_spec.discrete_branches == (5, 2) and spec.action_spec.continuous_size == 0
+            decision, _ = env.get_steps(name)
+            assert len(decision) == 3
+            move_mask, kick_mask = decision.action_mask
+            assert move_mask.shape == (3, 5) and kick_mask.shape == (3, 2)
+            assert not move_mask[:, 0].any()            # staying is always allowed
+            assert kick_mask[:, 1].all()                 # nobody is in reach of the ball at kick-off
+            assert len(set(decision.group_id)) == 3 and 0 not in decision.group_id
+
+
+def test_many_steps_drops_and_same_step_terminal_and_decision():
+    with simulator("ball", args=["--agents", "16"]) as env:
+        env.reset()
+        name = "Ball3D?team=0"
+        seen_both = False
+        drops = 0
+        for _ in range(150):
+            decision, terminal = step_with(env, name, lambda n: ActionTuple(continuous=np.ones((n, 2), np.float32)))
+            assert len(decision) == 16
+            drops += len(terminal)
+            if len(terminal):
+                assert set(terminal.agent_id) <= set(decision.agent_id)  # ended and asked again
+                assert np.allclose(terminal.reward, -1.0) and not terminal.interrupted.any()
+                seen_both = True
+            assert np.isfinite(decision.obs[0]).all()
+        assert seen_both and drops >= 16  # full tilt drops every ball, repeatedly
+
+
+def test_interrupted_episodes_at_max_steps():
+    with simulator("ball", args=["--agents", "4", "--max-steps", "5"]) as env:
+        env.reset()
+        for step in range(1, 6):
+            # A gentle balancing action keeps the balls on for five steps.
+            decision, terminal = step_with(env, "Ball3D?team=0", zeros_continuous)
+        assert len(terminal) == 4 and terminal.interrupted.all()
+        assert np.allclose(terminal.reward, 0.1)
+
+
+def test_teams_win_gives_group_rewards():
+    with simulator("teams", args=["--areas", "2", "--max-steps", "60"]) as env:
+        env.reset()
+        rewards = []
+        for _ in range(60):
+            for name, active in (("Blue?team=0", True), ("Purple?team=1", False)):
+                decision, _ = env.get_steps(name)
+                kick = ~decision.action_mask[1][:, 1] & active
+                me_y, ball_y = decision.obs[0][:, 1], decision.obs[0][:, 3]
+                moves = np.where(me_y < ball_y, 3, np.where(me_y > ball_y, 4, 1)) * active
+                env.set_actions(name, ActionTuple(discrete=np.column_stack([moves, kick.astype(int)])))
+            env.step()
+            _, terminal = env.get_steps("Blue?team=0")
+            rewards.extend(terminal.group_reward.tolist())
+        assert 1.0 in rewards  # Blue chases and kicks; Purple stands still

@@ -1,5 +1,6 @@
-"""The Unity adapter's own rules: which observations a NEAT network can take, how network outputs
-become actions (clipping, masks), and that no action it sends is one the agent's mask forbids."""
+"""The Unity adapter's own rules (neatpar/envs/unity/adapter.py): which observations a NEAT network
+can take, how network outputs become actions (clipping, masks), and that no action it sends is one
+the agent's mask forbids."""
 import numpy as np
 import pytest
 from mlagents_envs.base_env import ActionSpec, BehaviorSpec, DimensionProperty, ObservationSpec, ObservationType

@@ -57,6 +57,19 @@ def step_with(env, name, action_fn):
     return env.get_steps(name)
 
 
+def act(env, name, values_by_id):
+    """Give each agent requesting a decision of `name` its value: a continuous action[0], or a
+    discrete action index."""
+    from mlagents_envs.base_env import ActionTuple
+    decision, _ = env.get_steps(name)
+    values = [values_by_id[agent] for agent in decision.agent_id]
+    spec = env.behavior_specs[name].action_spec
+    if spec.continuous_size:
+        env.set_actions(name, ActionTuple(continuous=np.array(values, np.float32).reshape(-1, 1)))
+    else:
+        env.set_actions(name, ActionTuple(discrete=np.array(values, np.int32).reshape(-1, 1)))
+
+
 def zeros_continuous(n):
     from mlagents_envs.base_env import ActionTuple
     return ActionTuple(continuous=np.zeros((n, 2), np.float32))
