@@ -127,6 +127,8 @@ def test_a_killed_actor_is_replaced_and_its_part_runs_again(tmp_path):
     evaluator, config, pairs = evaluator_and_population(tmp_path, name="faulty.cfg", backend="ray")
     try:
         evaluator.evaluate(pairs, config)
+        # On a busy machine the second actor may still be placing: the first then played both parts.
+        wait_until(lambda: len(evaluator._hosts.actor_locations()) == 2, 60, "both actors to be placed")
         _, victim, _ = evaluator._hosts.actor_locations()[1]
         os.kill(victim, signal.SIGSTOP)  # its next part cannot finish until it is killed
         killer = threading.Timer(1.0, os.kill, (victim, signal.SIGKILL))
