@@ -6,7 +6,6 @@ ancestors, species left behind, reporter lines, counters and random state after;
 likewise, and a generation in which every species stagnates empties the species set as
 neat-python does."""
 import copy
-import functools
 import pickle
 import random
 import tempfile
@@ -15,27 +14,9 @@ import neat
 from hypothesis import event, given, settings, strategies as st
 
 import neatpar
-from support.evolution import Transcript, genes_of, random_text, tracker_state, write_config
+from support.evolution import Transcript, as_neat_genome, genes_of, grown, random_text, tracker_state, write_config
 
 FITNESSES = st.sampled_from([0.0, 1.0, 1.0, 2.5, -3.0]) | st.floats(-1e6, 1e6, allow_nan=False)
-
-
-@functools.lru_cache(maxsize=None)
-def grown(feed_forward: bool) -> neat.Population:
-    """A population of several species after a few generations (built once, copied per example)."""
-    path = write_config(tempfile.mkdtemp() + "/neat.cfg", pop_size=30, num_inputs=3, num_outputs=2,
-                        feed_forward=feed_forward, conn_add_prob=0.6, node_add_prob=0.4, compatibility_threshold=1.2)
-    pop = neat.Population(neat.Config(neatpar.Genome, neatpar.Reproduction, neatpar.SpeciesSet,
-                                      neat.DefaultStagnation, path), seed=3)
-    pop.run(lambda genomes, config: [setattr(g, "fitness", float(g.size()[1] + k % 5)) for k, g in genomes], 4)
-    return pop
-
-
-def as_neat_genome(genome) -> neat.DefaultGenome:
-    twin = neat.DefaultGenome(genome.key)
-    twin.fitness = genome.fitness
-    twin.nodes, twin.connections = copy.deepcopy((genome.nodes, genome.connections))
-    return twin
 
 
 def reproduction(cls, grown_pop: neat.Population, config: neat.Config, lines: list):
@@ -82,7 +63,7 @@ def outcome(repro, species, children: dict, lines: list) -> tuple:
 def test_reproduce_makes_neat_python_s_children_draw_for_draw(seed, fitnesses, feed_forward, elitism, survival,
                                                               min_species_size, max_stagnation, species_elitism,
                                                               pop_size, generation, object_parents):
-    pop = grown(feed_forward)
+    pop = grown(feed_forward, 30)
     base = copy.deepcopy(pop.config)
     rc, sc = base.reproduction_config, base.stagnation_config
     rc.elitism, rc.survival_threshold, rc.min_species_size = elitism, survival, min_species_size
@@ -114,7 +95,7 @@ def test_reproduce_makes_neat_python_s_children_draw_for_draw(seed, fitnesses, f
 
 
 def test_every_species_stagnant_leaves_no_species_and_no_children_as_in_neat_python():
-    pop = grown(True)
+    pop = grown(True, 30)
     config = copy.deepcopy(pop.config)
     config.stagnation_config.max_stagnation, config.stagnation_config.species_elitism = 0, 0
     results = []

@@ -4,10 +4,8 @@ neat-python's distance cache) against neat.DefaultSpeciesSet.speciate, on genes 
 representatives, the same members in the same order, and the mean and deviation of exactly the
 distances neat-python's cache holds, bit for bit."""
 import copy
-import functools
 import math
 import random
-import tempfile
 from unittest import mock
 
 import neat
@@ -16,29 +14,11 @@ from hypothesis import given, settings, strategies as st
 from neat.math_util import mean, stdev
 
 import neatpar
-from support.evolution import write_config
+from support.evolution import as_neat_genome, grown
 from neatpar.evolution import _core
 
 FLOATS = st.floats(allow_nan=True, allow_infinity=True) | st.sampled_from([0.0, -0.0, 1.0, -1.0, 5e-324])
 COEFFICIENTS = st.sampled_from([0.5, 1.0, -0.5, 0.0, 3.0, 1e308, math.inf])
-
-
-@functools.lru_cache(maxsize=None)
-def grown(feed_forward: bool) -> neat.Population:
-    """A population of several species after a few generations (built once, copied per example)."""
-    path = write_config(tempfile.mkdtemp() + "/neat.cfg", pop_size=40, num_inputs=3, num_outputs=2,
-                        feed_forward=feed_forward, conn_add_prob=0.6, node_add_prob=0.4, compatibility_threshold=1.2)
-    pop = neat.Population(neat.Config(neatpar.Genome, neatpar.Reproduction, neatpar.SpeciesSet,
-                                      neat.DefaultStagnation, path), seed=3)
-    pop.run(lambda genomes, config: [setattr(g, "fitness", float(g.size()[1] + k % 5)) for k, g in genomes], 4)
-    return pop
-
-
-def as_neat_genome(genome) -> neat.DefaultGenome:
-    twin = neat.DefaultGenome(genome.key)
-    twin.fitness = genome.fitness
-    twin.nodes, twin.connections = copy.deepcopy((genome.nodes, genome.connections))
-    return twin
 
 
 def disturb(rng: random.Random, values: list, genome: neat.DefaultGenome) -> None:
@@ -72,7 +52,7 @@ def same_float(a: float, b: float) -> bool:
 @given(seed=st.integers(0, 2 ** 32), values=st.lists(FLOATS, min_size=1, max_size=12), feed_forward=st.booleans(), cdc=COEFFICIENTS, cwc=COEFFICIENTS,
        threshold=st.floats(0.05, 20.0), threads=st.sampled_from([1, 2]))
 def test_speciation_on_any_gene_values_is_neat_pythons(seed, values, feed_forward, cdc, cwc, threshold, threads):
-    pop = grown(feed_forward)
+    pop = grown(feed_forward, 40)
     config = copy.deepcopy(pop.config)
     config.genome_config.compatibility_disjoint_coefficient = cdc
     config.genome_config.compatibility_weight_coefficient = cwc
@@ -118,7 +98,7 @@ def test_speciation_on_any_gene_values_is_neat_pythons(seed, values, feed_forwar
 def test_a_distance_spread_out_of_range_raises_as_neat_python_after_the_species_are_updated():
     """neat-python's stdev of the distances raises OverflowError after the species are set; the
     drop-in raises the same error at the same point, its species set as neat-python's."""
-    pop = grown(False)
+    pop = grown(False, 40)
     population = {key: as_neat_genome(g) for key, g in pop.population.items()}
     for genome in list(population.values())[::2]:
         for gene in genome.connections.values():

@@ -13,12 +13,14 @@ import configparser
 import contextlib
 import copy
 import dataclasses
+import functools
 import hashlib
 import io
 import math
 import os
 import pickle
 import random
+import tempfile
 import traceback
 import warnings
 from typing import Callable
@@ -549,3 +551,22 @@ def genes_of(genome) -> tuple:
     return (genome.key, genome.fitness,
             [(k, n.bias.hex(), n.response.hex(), n.activation, n.aggregation) for k, n in nodes.items()],
             [(k, c.innovation, c.weight.hex(), c.enabled) for k, c in connections.items()])
+
+
+@functools.lru_cache(maxsize=None)
+def grown(feed_forward: bool, pop_size: int) -> neat.Population:
+    """A population of neatpar's classes in several species after four generations (built once per
+    arguments; copy what a test changes)."""
+    path = write_config(tempfile.mkdtemp() + "/neat.cfg", pop_size=pop_size, num_inputs=3, num_outputs=2,
+                        feed_forward=feed_forward, conn_add_prob=0.6, node_add_prob=0.4, compatibility_threshold=1.2)
+    pop = neat.Population(neatpar_classes().config(path), seed=3)
+    pop.run(lambda genomes, config: [setattr(g, "fitness", float(g.size()[1] + k % 5)) for k, g in genomes], 4)
+    return pop
+
+
+def as_neat_genome(genome) -> neat.DefaultGenome:
+    """A neat.DefaultGenome with the genome's key, fitness and (copied) genes."""
+    twin = neat.DefaultGenome(genome.key)
+    twin.fitness = genome.fitness
+    twin.nodes, twin.connections = copy.deepcopy((genome.nodes, genome.connections))
+    return twin
