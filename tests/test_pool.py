@@ -1,4 +1,4 @@
-"""neatpar.Pool: the spawn pool under ParallelEvaluator, on its own."""
+"""Tests of parallel/pool.py: neatpar.Pool, the spawn pool under ParallelEvaluator, on its own."""
 import multiprocessing
 import os
 import signal

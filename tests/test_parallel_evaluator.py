@@ -1,4 +1,5 @@
-"""neatpar.ParallelEvaluator against real neat-python genomes and real spawn workers."""
+"""Tests of parallel/evaluator.py: neatpar.ParallelEvaluator, the drop-in for neat-python's, against
+real neat-python genomes and real spawn workers."""
 import copy
 import os
 import pickle
