@@ -211,6 +211,17 @@ def test_exception_in_fitness_raises_with_worker_traceback(genomes, xor_config, 
     assert f"genome {victim}" in message and "ValueError: boom" in message and "fitness_fns.py" in message
 
 
+def test_a_fitness_function_that_exits_stops_the_run_naming_its_genome(genomes, xor_config, victim):
+    """SystemExit is no Exception: not a genome's failure to give failure_fitness, but the run's end,
+    naming the genome that exited even when genomes before it in its chunk were not reported yet."""
+    with neatpar.ParallelEvaluator(1, fitness_fns.sys_exit_for_victim, failure_fitness=0.0,
+                                   chunksize=len(genomes)) as ev:
+        with pytest.raises(neatpar.GenomeEvaluationError) as info:
+            ev.evaluate(genomes, xor_config)
+    assert str(info.value).startswith(f"evaluating genome {victim} failed in the worker: SystemExit: exit in "
+                                      f"genome {victim}")
+
+
 def test_exception_in_fitness_can_get_failure_fitness(genomes, xor_config, victim):
     with neatpar.ParallelEvaluator(2, fitness_fns.raise_for_victim, failure_fitness=0.0) as ev:
         ev.evaluate(genomes, xor_config)

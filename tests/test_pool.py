@@ -41,6 +41,14 @@ def test_generator_tasks_stream_items(pool):
     assert result.partial == [0, 1, 2, 3, 4]
 
 
+def test_a_generator_task_that_raises_keeps_every_item_it_yielded_before(pool):
+    """The items of the batch being gathered when the generator raised travel before the failure."""
+    result = pool.apply_async(fitness_fns.count_up_then_raise, (5,))
+    with pytest.raises(neatpar.errors.RemoteError, match="ValueError: raised after 5 items") as info:
+        result.get(30)
+    assert result.partial == info.value.partial == [0, 1, 2, 3, 4]
+
+
 def test_shared_object_installed_once_and_resolved(pool):
     ref = pool.share(list(range(100)))
     assert [pool.apply_async(fitness_fns.read_shared, (ref, i)).get(30) for i in (3, 99)] == [3, 99]
