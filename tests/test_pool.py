@@ -85,6 +85,22 @@ def test_remote_error_carries_worker_traceback(pool):
     assert "fitness_fns.py" in info.value.remote_traceback
 
 
+def test_terminate_fails_the_tasks_it_stops_and_close_delivers_the_ones_it_lets_finish():
+    """No result is left waiting for a worker that is gone: running ones too, not only queued ones."""
+    with neatpar.Pool(1) as p:
+        running, queued = p.apply_async(fitness_fns.sleep_then, (60, 0)), p.apply_async(fitness_fns.whoami, (1,))
+        p.terminate()
+        assert running.ready() and queued.ready()
+        with pytest.raises(WorkerDied, match=r"^the pool was stopped while worker 0 ran task \d+$"):
+            running.get(0)
+        with pytest.raises(WorkerDied, match="the pool was stopped before the task ran"):
+            queued.get(0)
+    with neatpar.Pool(1) as p:
+        finishing = p.apply_async(fitness_fns.sleep_then, (0.2, 7))
+        p.close()
+        assert finishing.get(0) == 7
+
+
 def test_dead_worker_fails_only_its_task():
     with neatpar.Pool(1) as p:
         doomed = p.apply_async(fitness_fns.sleep_then, (60, 0))  # dispatched at once: the worker is busy
