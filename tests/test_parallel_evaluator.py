@@ -144,19 +144,6 @@ def test_sender_objects_unchanged_byte_for_byte(genomes, xor_config):
         assert pickle.dumps(genome) == before
 
 
-def test_config_sent_once_per_worker_not_per_genome(genomes, xor_config):
-    with neatpar.ParallelEvaluator(2, fitness_fns.trivial, chunksize=5) as ev:
-        ev.evaluate(genomes, xor_config)
-        first_ref = ev.tasks.config_ref
-        ev.evaluate(genomes, xor_config)
-        assert ev.tasks.config_ref is first_ref  # unchanged config: not installed again
-        workers = ev.tasks.pool._workers
-        assert all(first_ref.key in w.refs for w in workers)
-        xor_config.pop_size += 1  # a changed config is installed anew
-        ev.evaluate(genomes, xor_config)
-        assert ev.tasks.config_ref is not first_ref
-
-
 def test_worker_sigkill_reruns_lost_genome_and_replaces_worker(genomes, xor_config, victim):
     with neatpar.ParallelEvaluator(2, fitness_fns.sigkill_once, chunksize=10) as ev:
         pids_before = set(ev.pids)
