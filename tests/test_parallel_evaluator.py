@@ -4,6 +4,7 @@ import copy
 import os
 import pickle
 import random
+import re
 import socket
 import sys
 import threading
@@ -298,6 +299,35 @@ def test_nan_fitness_is_refused(genomes, xor_config):
         neatpar.ParallelEvaluator(0, fitness_fns.returns_nan).evaluate(genomes, xor_config)
 
 
+def test_a_fitness_that_is_no_number_is_refused_asking_for_a_float(genomes, xor_config):
+    with pytest.raises(neatpar.FitnessError) as error:
+        neatpar.ParallelEvaluator(0, lambda genome, config: "1.5").evaluate(genomes, xor_config)
+    assert str(error.value) == (f"eval_function returned '1.5' for genome {genomes[0][0]}, not a finite number: "
+                                f"return a float (or int) fitness")
+
+
+def test_in_process_evaluation_leaves_the_caller_s_generators_as_they_were(genomes, xor_config):
+    """neat-python's reproduction draws from `random` between generations: seeding per genome here
+    must not change what it draws."""
+    state = random.getstate(), np.random.get_state()
+    try:
+        random.seed(4)
+        np.random.seed(4)
+        expected = random.random(), float(np.random.random())
+        random.seed(4)
+        np.random.seed(4)
+        neatpar.ParallelEvaluator(0, fitness_fns.stochastic, seed=9).evaluate(genomes, xor_config)
+        assert (random.random(), float(np.random.random())) == expected
+    finally:
+        random.setstate(state[0])
+        np.random.set_state(state[1])
+
+
+def test_in_process_evaluation_runs_the_initializer_here():
+    with pytest.raises(RuntimeError, match="^initializer refused 8$"):
+        neatpar.ParallelEvaluator(0, fitness_fns.trivial, initializer=fitness_fns.failing_initializer, initargs=(8,))
+
+
 def test_lambdas_and_closures_travel_by_value(genomes, xor_config):
     offset = 0.25
 
@@ -389,3 +419,22 @@ def test_bad_arguments_are_one_line_errors():
         args = {"num_workers": 1, "eval_function": fitness_fns.trivial, **kwargs}
         with pytest.raises(ValueError, match=pattern):
             neatpar.ParallelEvaluator(**args)
+
+
+def test_a_function_that_is_not_callable_and_an_unknown_backend_are_one_line_errors_before_any_worker_starts():
+    before = child_pids()
+    with pytest.raises(TypeError, match=r"^eval_function must be callable, got 'fitness'$"):
+        neatpar.ParallelEvaluator(2, "fitness")
+    with pytest.raises(ValueError, match=r"^backend must be 'local' or 'ray', got 'dask'$"):
+        neatpar.ParallelEvaluator(2, fitness_fns.trivial, backend="dask")
+    assert child_pids() == before
+
+
+def test_options_only_a_local_pool_has_are_refused_with_backend_ray_before_ray_starts():
+    for kwargs, message in [({"num_workers": 0}, "num_workers must be at least 1 with backend='ray'"),
+                            ({"maxtasksperchild": 5}, "maxtasksperchild and clear_globals apply to local spawn"),
+                            ({"clear_globals": ["ENV"]}, "maxtasksperchild and clear_globals apply to local spawn")]:
+        args = {"num_workers": 2, "eval_function": fitness_fns.trivial, "backend": "ray", **kwargs}
+        with pytest.raises(ValueError, match=f"^{re.escape(message)}"):
+            neatpar.ParallelEvaluator(**args)
+    assert "ray" not in sys.modules or not sys.modules["ray"].is_initialized()
