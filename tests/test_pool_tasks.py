@@ -1,6 +1,7 @@
 """Tests of parallel/pool_tasks.py, ParallelEvaluator's local backend: the fitness function
 preloaded in real spawn workers, the config installed once, chunks of real neat-python genomes
 streamed back one outcome at a time, and the genome a dead or hung worker was running named."""
+import contextlib
 import hashlib
 import random
 import time
@@ -19,8 +20,14 @@ from neatpar.parallel.serialize import dumps_for_worker
 from support.processes import wait_gone
 
 
-def pool_tasks(eval_function, workers=2, timeout=None) -> PoolTasks:
-    return PoolTasks(workers, eval_function, timeout, None, (), None, ())
+@contextlib.contextmanager
+def pool_tasks(eval_function, workers=2, timeout=None):
+    """PoolTasks as ParallelEvaluator makes them (no initializer, no recycling), closed afterwards."""
+    tasks = PoolTasks(workers, eval_function, timeout, None, (), None, ())
+    try:
+        yield tasks
+    finally:
+        tasks.close()
 
 
 def shared(tasks: PoolTasks, config):
@@ -31,9 +38,8 @@ def shared(tasks: PoolTasks, config):
 
 @pytest.fixture(scope="module")
 def two_workers():
-    tasks = pool_tasks(fitness_fns.stochastic)
-    yield tasks
-    tasks.close()
+    with pool_tasks(fitness_fns.stochastic) as tasks:
+        yield tasks
 
 
 @pytest.fixture
@@ -79,8 +85,7 @@ def test_a_chunk_streams_one_outcome_per_genome_seeded_as_in_this_process(two_wo
 
 def test_a_changed_config_replaces_the_installed_one_which_workers_then_drop(genomes):
     with_config = lambda genome, config: float(config)  # noqa: E731 - travels by value, preloaded
-    tasks = pool_tasks(with_config)
-    try:
+    with pool_tasks(with_config) as tasks:
         chunk = [g for _, g in genomes[:2]]
         first = shared(tasks, 2.5)
         assert shared(tasks, 2.5) is first  # the same bytes: nothing installed again
@@ -94,8 +99,6 @@ def test_a_changed_config_replaces_the_installed_one_which_workers_then_drop(gen
         with pytest.raises(ValueError, match="unshared"):
             tasks.submit(first, None, chunk)
         assert tasks.pool.started == 2  # the function was loaded once per worker, at its start
-    finally:
-        tasks.close()
 
 
 def test_the_fitness_function_is_loaded_once_per_worker_not_sent_with_each_chunk(genomes, xor_config):
@@ -105,16 +108,13 @@ def test_the_fitness_function_is_loaded_once_per_worker_not_sent_with_each_chunk
     def counted(genome, config):
         calls.append(genome.key)
         return float(len(calls))
-    tasks = pool_tasks(counted, workers=1)
-    try:
+    with pool_tasks(counted, workers=1) as tasks:
         config = shared(tasks, xor_config)
         chunks = [[g for _, g in genomes[:2]], [g for _, g in genomes[2:5]]]
         results = [tasks.submit(config, None, chunk) for chunk in chunks]
         assert [r.get(30) for r in results] == [None, None]
         assert [[o.value for o in r.partial] for r in results] == [[1.0, 2.0], [3.0, 4.0, 5.0]]
-        assert calls == []  # this process's copy was never called
-    finally:
-        tasks.close()
+    assert calls == []  # this process's copy was never called
 
 
 @settings(max_examples=100, deadline=None)
@@ -129,59 +129,50 @@ def test_the_default_chunk_size_gives_about_four_tasks_per_worker(two_workers, c
 def test_a_worker_that_dies_mid_chunk_names_the_genome_it_was_running(genomes, xor_config, victim):
     chunk = [g for _, g in genomes[:10]]
     victim(chunk, 6)
-    tasks = pool_tasks(fitness_fns.sigkill_always)
-    try:
+    with pool_tasks(fitness_fns.sigkill_always) as tasks:
         pids = set(tasks.pids)
         result = tasks.submit(shared(tasks, xor_config), None, chunk)
         with pytest.raises(WorkerDied, match="died with signal 9") as info:
             result.get(30)
-        assert info.value.position == 6
-        assert len(result.partial) <= 6 and result.partial == [Outcome(Status.OK, float(g.key))
-                                                               for g in chunk[:len(result.partial)]]
         assert len(pids - set(tasks.pids)) == 1 and len(tasks.pids) == 2  # the dead one was replaced
-    finally:
-        tasks.close()
+    assert info.value.position == 6
+    assert len(result.partial) <= 6  # those computed since the last batch went with the worker
+    assert result.partial == [Outcome(Status.OK, float(g.key)) for g in chunk[:len(result.partial)]]
 
 
 def test_a_genome_that_hangs_past_the_timeout_is_named_and_its_worker_killed(genomes, xor_config, victim):
     chunk = [g for _, g in genomes[:8]]
     victim(chunk, 3)
-    tasks = pool_tasks(fitness_fns.hang, timeout=0.5)
-    try:
+    with pool_tasks(fitness_fns.hang, timeout=0.5) as tasks:
         pids = set(tasks.pids)
-        result = tasks.submit(shared(tasks, xor_config), None, chunk)
         with pytest.raises(TaskTimeout, match="made no progress for 0.5 s") as info:
-            result.get(30)
-        assert info.value.position == 3
+            tasks.submit(shared(tasks, xor_config), None, chunk).get(30)
         hung = pids - set(tasks.pids)
-        assert len(hung) == 1 and not wait_gone(hung, 1.0)
-    finally:
-        tasks.close()
+    assert info.value.position == 3
+    assert len(hung) == 1 and not wait_gone(hung, 1.0)
 
 
 def test_waiting_returns_as_soon_as_one_chunk_is_done_and_terminate_stops_the_rest(genomes, xor_config, victim):
     chunk = [g for _, g in genomes[:4]]
     victim(chunk, 0)
-    tasks = pool_tasks(fitness_fns.hang)
-    pids = set(tasks.pids)
-    try:
+    with pool_tasks(fitness_fns.hang) as tasks:
+        pids = set(tasks.pids)
         config = shared(tasks, xor_config)
         hanging, finishing = tasks.submit(config, None, chunk[:1]), tasks.submit(config, None, chunk[1:])
         started = time.monotonic()
         assert tasks.wait([hanging, finishing], timeout=30) == [finishing]
         assert time.monotonic() - started < 10 and not hanging.ready()
-    finally:
         tasks.terminate()
-    assert not wait_gone(pids, 2.0)
+        assert not wait_gone(pids, 2.0)
     assert isinstance(hanging.error, WorkerDied)  # stopped, not left waiting
 
 
 def test_close_leaves_no_process(genomes, xor_config):
-    tasks = pool_tasks(fitness_fns.key_fitness)
-    pids = set(tasks.pids)
-    chunk = [g for _, g in genomes[:6]]
-    result = tasks.submit(shared(tasks, xor_config), None, chunk)
-    result.get(30)
-    tasks.close()
+    with pool_tasks(fitness_fns.key_fitness) as tasks:
+        pids = set(tasks.pids)
+        chunk = [g for _, g in genomes[:6]]
+        result = tasks.submit(shared(tasks, xor_config), None, chunk)
+        result.get(30)
+        tasks.close()
+        assert not wait_gone(pids, 2.0) and tasks.pids == []
     assert result.partial == [Outcome(Status.OK, float(g.key)) for g in chunk]
-    assert not wait_gone(pids, 2.0) and tasks.pids == []
