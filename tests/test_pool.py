@@ -1,4 +1,4 @@
-"""neatpar.Pool: the spawn pool under ParallelEvaluator, on its own."""
+"""Tests of parallel/pool.py: neatpar.Pool, the spawn pool under ParallelEvaluator, on its own."""
 import multiprocessing
 import os
 import signal
@@ -41,6 +41,14 @@ def test_generator_tasks_stream_items(pool):
     assert result.partial == [0, 1, 2, 3, 4]
 
 
+def test_a_generator_task_that_raises_keeps_every_item_it_yielded_before(pool):
+    """The items of the batch being gathered when the generator raised travel before the failure."""
+    result = pool.apply_async(fitness_fns.count_up_then_raise, (5,))
+    with pytest.raises(neatpar.errors.RemoteError, match="ValueError: raised after 5 items") as info:
+        result.get(30)
+    assert result.partial == info.value.partial == [0, 1, 2, 3, 4]
+
+
 def test_shared_object_installed_once_and_resolved(pool):
     ref = pool.share(list(range(100)))
     assert [pool.apply_async(fitness_fns.read_shared, (ref, i)).get(30) for i in (3, 99)] == [3, 99]
@@ -75,6 +83,22 @@ def test_remote_error_carries_worker_traceback(pool):
     with pytest.raises(neatpar.errors.RemoteError, match="RuntimeError: initializer refused x") as info:
         result.get(30)
     assert "fitness_fns.py" in info.value.remote_traceback
+
+
+def test_terminate_fails_the_tasks_it_stops_and_close_delivers_the_ones_it_lets_finish():
+    """No result is left waiting for a worker that is gone: running ones too, not only queued ones."""
+    with neatpar.Pool(1) as p:
+        running, queued = p.apply_async(fitness_fns.sleep_then, (60, 0)), p.apply_async(fitness_fns.whoami, (1,))
+        p.terminate()
+        assert running.ready() and queued.ready()
+        with pytest.raises(WorkerDied, match=r"^the pool was stopped while worker 0 ran task \d+$"):
+            running.get(0)
+        with pytest.raises(WorkerDied, match="the pool was stopped before the task ran"):
+            queued.get(0)
+    with neatpar.Pool(1) as p:
+        finishing = p.apply_async(fitness_fns.sleep_then, (0.2, 7))
+        p.close()
+        assert finishing.get(0) == 7
 
 
 def test_dead_worker_fails_only_its_task():

@@ -1,4 +1,4 @@
-"""neatpar.serialize: pickling by value that leaves the sender unchanged."""
+"""Tests of parallel/serialize.py: pickling by value that leaves the sender unchanged."""
 import pickle
 
 import neat

@@ -1,6 +1,6 @@
-"""What runs inside a spawn worker before any task: globals clearing, unguarded scripts, start-up
-failures, values drawn at import, and Ctrl+C. Each scenario is a real script run in a real
-interpreter."""
+"""Tests of parallel/workers.py, what runs inside a spawn worker before any task: globals
+clearing, unguarded scripts, start-up failures, values drawn at import, and Ctrl+C. Each scenario
+is a real script run in a real interpreter."""
 import fnmatch
 import json
 import os

@@ -244,10 +244,23 @@ class Pool:
             if w.process.is_alive():
                 w.process.kill()
                 w.process.join()
+            self._stopped_running(w)
             self._forget(w)
         for task in self._queue:
             task.result._finish(error=WorkerDied("the pool was stopped before the task ran", position=0))
         self._queue.clear()
+
+    def _stopped_running(self, w: _Worker) -> None:
+        """The task `w` ran when the pool stopped it: its result if it finished before the worker
+        exited, else WorkerDied; never left waiting for a worker that is gone."""
+        if w.task is None or w.state is WorkerState.GONE:
+            return
+        self._drain(w)
+        task = w.task
+        if task is not None and not task.result.ready():
+            task.result._finish(error=WorkerDied(f"the pool was stopped while worker {w.index} ran task {task.id}",
+                                                 list(task.result.partial), w.process.exitcode,
+                                                 self._position(w, task), w.index))
 
     def __enter__(self) -> "Pool":
         return self

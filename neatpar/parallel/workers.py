@@ -409,6 +409,10 @@ def _run_task(task_id: int, func: Callable, args: tuple, kwargs: dict, progress:
         except StopIteration as stop:
             send(Done(task_id, stop.value, batch))
             return max(units, 1)
+        except BaseException:
+            if batch:  # the items gathered so far go first: the failure belongs to the next one
+                send(Items(task_id, batch))
+            raise
         batch.append(item)
         units += 1
         progress.at(task_id, units)

@@ -132,6 +132,12 @@ def count_up(n):
     return "finished"
 
 
+def count_up_then_raise(n):
+    """Yields 0..n-1 at once (within one batch of the worker's stream), then raises."""
+    yield from range(n)
+    raise ValueError(f"raised after {n} items")
+
+
 def read_shared(shared, index):
     return shared[index]
 
@@ -174,3 +180,10 @@ class KillsOnLoad:
 def exit_in_initializer():
     record("initializers")
     os._exit(3)
+
+
+def sys_exit_for_victim(genome, config):
+    """What a library that calls sys.exit() does: a BaseException, not an Exception."""
+    if _victim(genome):
+        raise SystemExit(f"exit in genome {genome.key}")
+    return float(genome.key)

@@ -1,8 +1,10 @@
-"""neatpar.ParallelEvaluator against real neat-python genomes and real spawn workers."""
+"""Tests of parallel/evaluator.py: neatpar.ParallelEvaluator, the drop-in for neat-python's, against
+real neat-python genomes and real spawn workers."""
 import copy
 import os
 import pickle
 import random
+import re
 import socket
 import sys
 import threading
@@ -143,19 +145,6 @@ def test_sender_objects_unchanged_byte_for_byte(genomes, xor_config):
         assert pickle.dumps(genome) == before
 
 
-def test_config_sent_once_per_worker_not_per_genome(genomes, xor_config):
-    with neatpar.ParallelEvaluator(2, fitness_fns.trivial, chunksize=5) as ev:
-        ev.evaluate(genomes, xor_config)
-        first_ref = ev.tasks.config_ref
-        ev.evaluate(genomes, xor_config)
-        assert ev.tasks.config_ref is first_ref  # unchanged config: not installed again
-        workers = ev.tasks.pool._workers
-        assert all(first_ref.key in w.refs for w in workers)
-        xor_config.pop_size += 1  # a changed config is installed anew
-        ev.evaluate(genomes, xor_config)
-        assert ev.tasks.config_ref is not first_ref
-
-
 def test_worker_sigkill_reruns_lost_genome_and_replaces_worker(genomes, xor_config, victim):
     with neatpar.ParallelEvaluator(2, fitness_fns.sigkill_once, chunksize=10) as ev:
         pids_before = set(ev.pids)
@@ -208,6 +197,17 @@ def test_exception_in_fitness_raises_with_worker_traceback(genomes, xor_config, 
             ev.evaluate(genomes, xor_config)
     message = str(info.value)
     assert f"genome {victim}" in message and "ValueError: boom" in message and "fitness_fns.py" in message
+
+
+def test_a_fitness_function_that_exits_stops_the_run_naming_its_genome(genomes, xor_config, victim):
+    """SystemExit is no Exception: not a genome's failure to give failure_fitness, but the run's end,
+    naming the genome that exited even when genomes before it in its chunk were not reported yet."""
+    with neatpar.ParallelEvaluator(1, fitness_fns.sys_exit_for_victim, failure_fitness=0.0,
+                                   chunksize=len(genomes)) as ev:
+        with pytest.raises(neatpar.GenomeEvaluationError) as info:
+            ev.evaluate(genomes, xor_config)
+    assert str(info.value).startswith(f"evaluating genome {victim} failed in the worker: SystemExit: exit in "
+                                      f"genome {victim}")
 
 
 def test_exception_in_fitness_can_get_failure_fitness(genomes, xor_config, victim):
@@ -297,6 +297,35 @@ def test_population_level_function_passed_by_mistake_is_named(genomes, xor_confi
 def test_nan_fitness_is_refused(genomes, xor_config):
     with pytest.raises(neatpar.FitnessError, match=r"returned nan for genome \d+.*not finite"):
         neatpar.ParallelEvaluator(0, fitness_fns.returns_nan).evaluate(genomes, xor_config)
+
+
+def test_a_fitness_that_is_no_number_is_refused_asking_for_a_float(genomes, xor_config):
+    with pytest.raises(neatpar.FitnessError) as error:
+        neatpar.ParallelEvaluator(0, lambda genome, config: "1.5").evaluate(genomes, xor_config)
+    assert str(error.value) == (f"eval_function returned '1.5' for genome {genomes[0][0]}, not a finite number: "
+                                f"return a float (or int) fitness")
+
+
+def test_in_process_evaluation_leaves_the_caller_s_generators_as_they_were(genomes, xor_config):
+    """neat-python's reproduction draws from `random` between generations: seeding per genome here
+    must not change what it draws."""
+    state = random.getstate(), np.random.get_state()
+    try:
+        random.seed(4)
+        np.random.seed(4)
+        expected = random.random(), float(np.random.random())
+        random.seed(4)
+        np.random.seed(4)
+        neatpar.ParallelEvaluator(0, fitness_fns.stochastic, seed=9).evaluate(genomes, xor_config)
+        assert (random.random(), float(np.random.random())) == expected
+    finally:
+        random.setstate(state[0])
+        np.random.set_state(state[1])
+
+
+def test_in_process_evaluation_runs_the_initializer_here():
+    with pytest.raises(RuntimeError, match="^initializer refused 8$"):
+        neatpar.ParallelEvaluator(0, fitness_fns.trivial, initializer=fitness_fns.failing_initializer, initargs=(8,))
 
 
 def test_lambdas_and_closures_travel_by_value(genomes, xor_config):
@@ -390,3 +419,22 @@ def test_bad_arguments_are_one_line_errors():
         args = {"num_workers": 1, "eval_function": fitness_fns.trivial, **kwargs}
         with pytest.raises(ValueError, match=pattern):
             neatpar.ParallelEvaluator(**args)
+
+
+def test_a_function_that_is_not_callable_and_an_unknown_backend_are_one_line_errors_before_any_worker_starts():
+    before = child_pids()
+    with pytest.raises(TypeError, match=r"^eval_function must be callable, got 'fitness'$"):
+        neatpar.ParallelEvaluator(2, "fitness")
+    with pytest.raises(ValueError, match=r"^backend must be 'local' or 'ray', got 'dask'$"):
+        neatpar.ParallelEvaluator(2, fitness_fns.trivial, backend="dask")
+    assert child_pids() == before
+
+
+def test_options_only_a_local_pool_has_are_refused_with_backend_ray_before_ray_starts():
+    for kwargs, message in [({"num_workers": 0}, "num_workers must be at least 1 with backend='ray'"),
+                            ({"maxtasksperchild": 5}, "maxtasksperchild and clear_globals apply to local spawn"),
+                            ({"clear_globals": ["ENV"]}, "maxtasksperchild and clear_globals apply to local spawn")]:
+        args = {"num_workers": 2, "eval_function": fitness_fns.trivial, "backend": "ray", **kwargs}
+        with pytest.raises(ValueError, match=f"^{re.escape(message)}"):
+            neatpar.ParallelEvaluator(**args)
+    assert "ray" not in sys.modules or not sys.modules["ray"].is_initialized()
