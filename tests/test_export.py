@@ -11,7 +11,7 @@ import onnx
 from support.configs import ball_cfg, hover_cfg, write_config
 from support.onnx_models import checked_session, memory_size, read_like_ml_agents, record_ball_episodes, record_episodes, replay_deviation
 from support.paths import BUILDS
-from support.runs import neatpar_cli
+from support.runs import evolve_ok, neatpar_cli
 from support.simulators import free_worker_id
 from neatpar.envs.base import Layout
 from neatpar.envs.unity.adapter import outputs_to_actions
@@ -19,12 +19,6 @@ from neatpar.record.genomes import load_genome
 from neatpar.nn import CTRNNPopulation
 
 TOLERANCE = 1e-4   # float32 model against neat-python's float64 (see neatpar/nn/onnx_export.py)
-
-
-def evolve(config, out):
-    result = neatpar_cli("evolve", "--config", config, "--out", str(out))
-    assert result.returncode == 0, result.stderr
-    return out
 
 
 def teams_cfg(folder, behaviors, name="teams.cfg"):
@@ -40,7 +34,8 @@ def random_observations(rows: int, width: int, seed: int = 0) -> np.ndarray:
 
 def test_a_ball_run_writes_a_model_unity_accepts_that_acts_as_the_winner(tmp_path):
     config_path = ball_cfg(tmp_path, generations=2)
-    out = evolve(config_path, tmp_path / "run")
+    out = tmp_path / "run"
+    evolve_ok(config_path, out)
     behaviors = json.load(open(out / "behaviors.json"))
     assert behaviors == {"Ball3D?team=0": {"role": "population", "observation_sizes": [8], "continuous": 2,
                                            "branches": []}}
@@ -59,7 +54,8 @@ def test_a_ball_run_writes_a_model_unity_accepts_that_acts_as_the_winner(tmp_pat
 
 def test_a_teams_run_writes_a_model_with_masks_for_its_population_behavior(tmp_path):
     config_path = teams_cfg(tmp_path, "Blue?team=0: population, Purple?team=1: champion")
-    out = evolve(config_path, tmp_path / "run")
+    out = tmp_path / "run"
+    evolve_ok(config_path, out)
     assert {"winner.onnx", "behaviors.json"} <= set(os.listdir(out))
     model = onnx.load(str(out / "winner.onnx"))
     assert read_like_ml_agents(model, [8], 0, (5, 2), deterministic=False) == []
@@ -81,7 +77,8 @@ def test_a_teams_run_writes_a_model_with_masks_for_its_population_behavior(tmp_p
 
 
 def test_two_population_behaviors_get_a_model_each(tmp_path):
-    out = evolve(teams_cfg(tmp_path, "Blue?team=0: population, Purple?team=1: population"), tmp_path / "run")
+    out = tmp_path / "run"
+    evolve_ok(teams_cfg(tmp_path, "Blue?team=0: population, Purple?team=1: population"), out)
     for name in ("winner-Blue.onnx", "winner-Purple.onnx"):
         assert read_like_ml_agents(onnx.load(str(out / name)), [8], 0, (5, 2), deterministic=True) == []
     assert not (out / "winner.onnx").exists()
@@ -89,7 +86,8 @@ def test_two_population_behaviors_get_a_model_each(tmp_path):
 
 def test_export_with_two_population_behaviors_asks_which(tmp_path):
     config_path = teams_cfg(tmp_path, "Blue?team=0: population, Purple?team=1: population")
-    out = evolve(config_path, tmp_path / "run")
+    out = tmp_path / "run"
+    evolve_ok(config_path, out)
     result = neatpar_cli("export", "--config", config_path, "--genome", str(out / "winner.json"),
                          "--out", str(tmp_path / "x.onnx"))
     assert result.returncode == 2 and "choose one with --behavior" in result.stderr
@@ -105,7 +103,8 @@ def test_a_recurrent_winner_s_model_replays_a_whole_recorded_episode(tmp_path):
     carried, gives the same actions."""
     config_path = ball_cfg(tmp_path, generations=2, network="recurrent", feed_forward="false", num_hidden=2,
                            env_args="--agents 3 --max-steps 60", max_steps=60)
-    out = evolve(config_path, tmp_path / "run")
+    out = tmp_path / "run"
+    evolve_ok(config_path, out)
     config = neat.Config(neat.DefaultGenome, neat.DefaultReproduction, neat.DefaultSpeciesSet, neat.DefaultStagnation,
                          config_path)
     winner = load_genome(str(out / "winner.json"), config)
@@ -124,7 +123,8 @@ def test_a_ctrnn_winner_plays_back_and_its_model_replays_a_whole_recorded_hover_
     actions within the tolerance at every decision (rounding steps of neat-python's clock
     included: the model counts its decisions)."""
     config_path = hover_cfg(tmp_path, generations=2)
-    out = evolve(config_path, tmp_path / "run")
+    out = tmp_path / "run"
+    evolve_ok(config_path, out)
     played = neatpar_cli("play", "--config", config_path, "--genome", str(out / "winner.json"), "--episodes", "2")
     assert played.returncode == 0 and "2 episodes" in played.stdout, played.stderr
     again = neatpar_cli("export", "--config", config_path, "--genome", str(out / "winner.json"), "--out",
