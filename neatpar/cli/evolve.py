@@ -1,6 +1,6 @@
-"""`neatpar evolve`: a run from its plan (new, or resumed from a checkpoint with its stored
-settings) to its close, the only place that knows the order of things: settings, folder, evaluator,
-the populations' course, the winner's files. A run's settings are stored with it
+"""`neatpar evolve`: a run from its plan (plan.py: new, or resumed from a checkpoint with its
+stored settings) to its close, the only place that knows the order of things: settings, folder,
+evaluator, the populations' course, the winner's files. A run's settings are stored with it
 (record/run_settings.py), so `--resume CHECKPOINT` alone continues it exactly.
 
 Exit status: 0 done, 1 failure during the run (also complete extinction, with the run folder
@@ -16,130 +16,21 @@ import logging
 import os
 import shutil
 import sys
-import time
-from dataclasses import dataclass
 
 import neat
 
-from ..errors import ConfigError, ExportError, NeatparError, Terminated
-from ..record.checkpoint import Checkpoint, PopulationState
+from ..errors import ExportError, NeatparError, Terminated
 from ..record.folder import RunFolder, load_behaviors
 from ..record.models import write_winner_models
-from ..record.run_settings import RunSettings, resumed
+from ..record.run_settings import RunSettings
 from ..record.tensorboard import EventLog
 from ..run.evaluator import EnvEvaluator
-from ..run.state import RunState
-from ..settings import Settings, flags, population_configs
+from ..settings import Settings
 from .alternation import Alternation
 from .interrupts import Interrupts
+from .plan import Plan, make_plan
 from .progress import GenerationBar
 from .recorder import RunRecorder
-
-
-@dataclass
-class Start:
-    """Where a run starts: its (first) population, new or restored, its stats rows so far, and the
-    checkpoint a resumed run continues (the evaluator's state; in an asymmetric self-play run the
-    other population, cli/alternation.py)."""
-    population: neat.Population
-    rows: list
-    checkpoint: Checkpoint | None = None
-
-    @property
-    def done(self) -> int:
-        """The generations already done (an asymmetric run's: both populations' together)."""
-        return 0 if self.checkpoint is None else self.checkpoint.generation
-
-    @property
-    def state(self) -> RunState | None:
-        return None if self.checkpoint is None else self.checkpoint.evaluator
-
-    @property
-    def sides(self) -> dict[str, PopulationState] | None:
-        return None if self.checkpoint is None else self.checkpoint.sides
-
-
-@dataclass
-class Plan:
-    """Everything a run is made of before anything starts: its settings (as stored with the run),
-    where it starts, its folder (`here`: the resumed checkpoint's own folder) and the notes about
-    settings a resume changed. An asymmetric self-play run's `configs` are its populations' neat
-    configs (`config` is the first one's, the checkpoints' neat-python part)."""
-    run: RunSettings
-    config: neat.Config
-    settings: Settings
-    start: Start
-    out: str
-    here: bool = False
-    notes: tuple[str, ...] = ()
-    configs: dict | None = None
-
-
-def _default_out(config_path: str) -> str:
-    stem = os.path.splitext(os.path.basename(config_path))[0]
-    return os.path.join("runs", f"{stem}-{time.strftime('%Y%m%d-%H%M%S')}")
-
-
-def _populations(config, settings: Settings, run: RunSettings) -> tuple[neat.Config, dict | None]:
-    """The run's neat config and, in an asymmetric self-play run, its populations' from the texts
-    stored with the run (the first league behavior's population is then the checkpoints'
-    neat-python part)."""
-    if not settings.asymmetric:
-        return config, None
-    configs = population_configs(settings, config, dict(run.population_texts))
-    return next(iter(configs.values())), configs
-
-
-def _given_flags(args) -> dict[str, str]:
-    """The [neatpar] flags typed on the command line, as typed."""
-    return {f.name: getattr(args, f.name) for f in flags() if getattr(args, f.name) is not None}
-
-
-def _plan(args) -> Plan:
-    """The run's settings, start and folder; everything that can be refused is refused here,
-    before the run folder or a simulator exists."""
-    if args.resume:
-        return _plan_resume(args)
-    if args.config is None:
-        raise ConfigError("--config is missing: give a neat-python config file with a [neatpar] section (see "
-                          "configs/), or --resume CHECKPOINT to continue a run")
-    run = RunSettings.from_file(args.config, _given_flags(args))
-    config, settings = run.load()
-    if settings.asymmetric:
-        run = run.with_population_texts(settings)
-    config, configs = _populations(config, settings, run)
-    population = neat.Population(config, seed=settings.seed)
-    return Plan(run, config, settings, Start(population, []), args.out or _default_out(args.config),
-                configs=configs)
-
-
-def _plan_resume(args) -> Plan:
-    """A resumed run: the checkpoint's stored settings (checked against what was typed again), or,
-    for a checkpoint of an earlier neatpar that stored none, the --config given."""
-    checkpoint = Checkpoint.load(args.resume)
-    stored, notes = checkpoint.run_settings, []
-    if args.config is not None and not os.path.isfile(args.config):
-        raise ConfigError(f"config file {args.config!r} not found: leave out --config to continue the run with its "
-                          f"own settings (stored in its checkpoints)")
-    if stored is not None:
-        run, notes = resumed(stored, args.config, _given_flags(args), args.resume)
-    elif args.config is None:
-        raise ConfigError(f"checkpoint {args.resume} holds no settings (an earlier neatpar wrote it): give the "
-                          f"run's config with --config")
-    else:
-        run = RunSettings.from_file(args.config, _given_flags(args))
-    config, settings = run.load()
-    if settings.asymmetric and not run.population_texts:   # settings from --config: the files as they are now
-        run = run.with_population_texts(settings)
-    config, configs = _populations(config, settings, run)
-    start = Start(checkpoint.restore(config, args.resume), list(checkpoint.population.rows), checkpoint)
-    if start.done >= settings.generations:
-        raise ConfigError(f"checkpoint {args.resume} is at generation {start.done}, and the run has "
-                          f"{settings.generations} generations: nothing to do; resume with --generations "
-                          f"greater than {start.done}")
-    home = os.path.dirname(os.path.dirname(os.path.abspath(args.resume)))
-    out = os.path.abspath(args.out or home)
-    return Plan(run, config, settings, start, out, out == home, tuple(notes), configs)
 
 
 class OnePopulation:
@@ -192,7 +83,7 @@ def evolve(args) -> int:
 
 
 def _evolve(args, interrupts: Interrupts) -> int:
-    plan = _plan(args)
+    plan = make_plan(args)
     for note in plan.notes:
         print(f"neatpar: note: {note}", file=sys.stderr, flush=True)
     config, settings, start = plan.config, plan.settings, plan.start

@@ -1,0 +1,64 @@
+"""Tests of cli/plan.py: a run's plan, made before anything starts. A new run takes its settings
+from the config file and the flags typed, its seeded first population and a default run folder; a
+resumed run takes the checkpoint's stored settings, its population and its own folder; what
+cannot be done is refused here, before a run folder or a simulator exists."""
+import os
+import re
+
+import pytest
+
+from neatpar.cli.command_line import build_parser
+from neatpar.cli.plan import make_plan
+from neatpar.errors import ConfigError
+from support.configs import ball_cfg
+from support.evolution import genes_of
+from support.runs import evolve_ok
+
+
+def planned(*argv):
+    return make_plan(build_parser().parse_args(["evolve", *argv]))
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory):
+    """A real run of 2 generations on the ball build (checkpoints 1 and 2), made once."""
+    folder = tmp_path_factory.mktemp("plan")
+    out = folder / "run"
+    evolve_ok(ball_cfg(folder, generations=2), out)
+    return out
+
+
+def test_a_new_run_takes_its_config_and_the_flags_typed_and_a_seeded_population(tmp_path, monkeypatch):
+    config = ball_cfg(tmp_path, generations=3)
+    monkeypatch.chdir(tmp_path)
+    plan = planned("--config", config, "--generations", "7")
+    assert plan.settings.generations == 7 and dict(plan.run.flags) == {"generations": "7"}
+    assert plan.run.config_text == open(config).read()
+    assert re.fullmatch(r"runs/ball-\d{8}-\d{6}", plan.out) and not os.path.exists("runs")  # nothing made yet
+    assert plan.start.done == 0 and plan.start.rows == [] and plan.start.checkpoint is None and not plan.here
+    again = planned("--config", config, "--generations", "7", "--out", str(tmp_path / "mine"))
+    assert again.out == str(tmp_path / "mine")
+    assert [genes_of(g) for g in again.start.population.population.values()] == \
+           [genes_of(g) for g in plan.start.population.population.values()]   # the config's seed
+
+
+def test_a_resumed_run_continues_in_its_own_folder_with_its_stored_settings(finished_run, tmp_path):
+    checkpoint = str(finished_run / "checkpoints" / "checkpoint-1.gz")
+    os.remove(finished_run.parent / "ball.cfg")   # not needed: the settings are in the checkpoint
+    plan = planned("--resume", checkpoint)
+    assert plan.here and plan.out == str(finished_run) and plan.start.done == 1
+    assert plan.settings.generations == 2 and len(plan.start.rows) == 1 and plan.notes == ()
+    assert plan.start.population.generation == 1
+    elsewhere = planned("--resume", checkpoint, "--out", str(tmp_path / "copy"))
+    assert not elsewhere.here and elsewhere.out == str(tmp_path / "copy")
+
+
+def test_what_cannot_be_run_is_refused_before_anything_starts(finished_run, tmp_path):
+    last = str(finished_run / "checkpoints" / "checkpoint-2.gz")
+    with pytest.raises(ConfigError, match="is at generation 2, and the run has 2 generations: nothing to do"):
+        planned("--resume", last)
+    with pytest.raises(ConfigError, match="config file .* not found: leave out --config"):
+        planned("--resume", last, "--generations", "3", "--config", str(tmp_path / "gone.cfg"))
+    with pytest.raises(ConfigError, match="--config is missing"):
+        planned()
+    assert planned("--resume", last, "--generations", "3").start.done == 2   # extended: it goes on
