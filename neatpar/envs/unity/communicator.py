@@ -139,10 +139,12 @@ class LocalCommunicator(Communicator):
         return self._receive(poll_callback)
 
     def close(self) -> None:
+        """Tell the game to quit, and stop the server: once this returns, the port is free again
+        (gRPC's stop is asynchronous: it is waited for, at most its grace second and a little)."""
         if self.is_open:
             self.is_open = False
             self.hand_over.replies.put(message_bytes(None, STATUS_CLOSE))
-            self.server.stop(grace=1.0)
+            self.server.stop(grace=1.0).wait(timeout=5.0)
 
 
 def port_free(port: int) -> bool:
