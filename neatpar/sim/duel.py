@@ -34,10 +34,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .spec import Behavior, StepResult, Task, integer, positive_int
+from .spec import AreaTask, Behavior, StepResult, integer, positive_int
 
 
-class Duel(Task):
+class Duel(AreaTask):
     HALF = 0.2            # paddle half-length
     PADDLE_SPEED = 0.04   # per academy step at action 1
     SERVE_SPEED = 0.03    # x speed of a serve, per step
@@ -91,12 +91,6 @@ class Duel(Task):
                                                 self.rng.uniform(-self.SERVE_SPEED, self.SERVE_SPEED, k)])
         self.rally[areas] = 0
 
-    def restart(self, rows: dict[str, np.ndarray]) -> None:
-        """An area restarts when either of its agents starts a new episode (both end together)."""
-        ended = np.zeros(self.areas, bool)
-        for areas in rows.values():
-            ended[areas] = True
-        self._restart(np.flatnonzero(ended))
 
     def observe(self, behavior: str) -> np.ndarray:
         team = self._team(behavior)

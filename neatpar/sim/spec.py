@@ -85,6 +85,23 @@ class Task:
         return None
 
 
+class AreaTask(Task):
+    """A task played in `areas` areas with one agent of each behavior in each (an agent's row is
+    its area's number): an area restarts as a whole when any of its agents starts a new episode."""
+
+    areas: int
+
+    def restart(self, rows: dict[str, np.ndarray]) -> None:
+        ended = np.zeros(self.areas, bool)
+        for areas in rows.values():
+            ended[areas] = True
+        self._restart(np.flatnonzero(ended))
+
+    def _restart(self, areas: np.ndarray) -> None:
+        """Start a new episode in these areas (ascending)."""
+        raise NotImplementedError
+
+
 def _plain(value):
     if isinstance(value, float) and value.is_integer():
         return int(value)

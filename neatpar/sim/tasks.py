@@ -10,7 +10,7 @@ import numpy as np
 
 from .duel import Duel
 from .probe import Probe
-from .spec import Behavior, StepResult, Task, integer, positive_int
+from .spec import AreaTask, Behavior, StepResult, Task, integer, positive_int
 
 
 class Ball3D(Task):
@@ -85,7 +85,7 @@ class Ball3D(Task):
                                                    dropped | interrupted, interrupted)}
 
 
-class TwoTeams(Task):
+class TwoTeams(AreaTask):
     """Blue versus Purple on a small grid, one agent per team in each of `areas` arenas.
 
     Blue attacks towards +x, Purple towards -x; each team observes the field in its own frame
@@ -132,12 +132,6 @@ class TwoTeams(Task):
         self.ball[areas] = np.column_stack([np.full(k, self.WIDTH // 2), mid + self.rng.integers(-1, 2, k)])
         self.steps[areas] = 0
 
-    def restart(self, rows: dict[str, np.ndarray]) -> None:
-        """An area restarts when either of its agents starts a new episode (both usually end together)."""
-        ended = np.zeros(self.areas, bool)
-        for areas in rows.values():
-            ended[areas] = True
-        self._restart(np.flatnonzero(ended))
 
     def _own_frame_x(self, team: int, x: np.ndarray) -> np.ndarray:
         return x if team == 0 else self.WIDTH - 1 - x
