@@ -72,6 +72,10 @@ def message_bytes(inputs: Optional[UnityInputProto], status: int = STATUS_OK) ->
     return message.SerializeToString()
 
 
+# port -> the stop of a server this process closed on it (set when the port is free again)
+_stopping: dict[int, threading.Event] = {}
+
+
 class LocalCommunicator(Communicator):
     """mlagents-envs' Communicator on a loopback-only gRPC server with in-process hand-over."""
 
@@ -101,6 +105,9 @@ class LocalCommunicator(Communicator):
         self.is_open = True
 
     def _check_port(self) -> None:
+        stopping = _stopping.pop(self.port, None)
+        if stopping is not None:   # this process's own server on the port, being stopped
+            stopping.wait(timeout=5.0)
         if not port_free(self.port):
             raise UnityWorkerInUseException(self.worker_id)
 
@@ -139,12 +146,12 @@ class LocalCommunicator(Communicator):
         return self._receive(poll_callback)
 
     def close(self) -> None:
-        """Tell the game to quit, and stop the server: once this returns, the port is free again
-        (gRPC's stop is asynchronous: it is waited for, at most its grace second and a little)."""
+        """Tell the game to quit, and stop the server. gRPC stops it asynchronously (its grace
+        second at most): a communicator made next on the same port waits for that stop."""
         if self.is_open:
             self.is_open = False
             self.hand_over.replies.put(message_bytes(None, STATUS_CLOSE))
-            self.server.stop(grace=1.0).wait(timeout=5.0)
+            _stopping[self.port] = self.server.stop(grace=1.0)
 
 
 def port_free(port: int) -> bool:
