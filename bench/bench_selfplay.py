@@ -40,7 +40,8 @@ from neatpar.run.environments import open_environment  # noqa: E402
 from neatpar.run.league import result_of  # noqa: E402
 from neatpar.run.runner import EpisodeRunner, Match  # noqa: E402
 from neatpar.record.checkpoint import Checkpoint  # noqa: E402
-from neatpar.settings import BehaviorRole, load  # noqa: E402
+from neatpar.config.behaviors import BehaviorRole  # noqa: E402
+from neatpar.config.files import load  # noqa: E402
 from neatpar.sim.duel import HEURISTICS  # noqa: E402
 
 NEATPAR = os.path.join(ROOT, ".venv", "bin", "neatpar")

@@ -26,7 +26,7 @@ from neatpar.cli.recorder import RunRecorder  # noqa: E402
 from neatpar.run.evaluator import UnityEvaluator  # noqa: E402
 from neatpar.record.folder import RunFolder  # noqa: E402
 from neatpar.record.plots import species_figure  # noqa: E402
-from neatpar.record.run_settings import RunSettings  # noqa: E402
+from neatpar.config.run_settings import RunSettings  # noqa: E402
 from neatpar.sim.probe import observation  # noqa: E402
 from neatpar.record.tensorboard import EventLog  # noqa: E402
 from support.configs import write_config  # noqa: E402

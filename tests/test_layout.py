@@ -112,15 +112,16 @@ def test_layers_import_downwards_only():
         "neatpar.nn": ("neatpar.nn", "neatpar.errors", "neatpar.envs.base",  # Layout, a spec type
                        "neatpar.evolution"),  # genomes' gene records
         "neatpar.evolution": ("neatpar.evolution",),
-        "neatpar.envs": ("neatpar.envs", "neatpar.errors", "neatpar.parallel", "neatpar.nn"),
-        "neatpar.run": ("neatpar.run", "neatpar.errors", "neatpar.settings", "neatpar.parallel", "neatpar.nn",
+        "neatpar.envs": ("neatpar.envs", "neatpar.errors", "neatpar.config", "neatpar.parallel", "neatpar.nn"),
+        "neatpar.run": ("neatpar.run", "neatpar.errors", "neatpar.config", "neatpar.parallel", "neatpar.nn",
                         "neatpar.envs", "neatpar.evolution",
                         "neatpar.record.genomes"),  # the genome files of behaviors with a saved genome
-        "neatpar.record": ("neatpar.record", "neatpar.errors", "neatpar.settings", "neatpar.parallel.serialize",
+        "neatpar.record": ("neatpar.record", "neatpar.errors", "neatpar.config", "neatpar.parallel.serialize",
                            "neatpar.nn", "neatpar.envs.base", "neatpar.run.stats", "neatpar.run.state",
                            "neatpar.run.league"),
         "neatpar.record.genomes": ("neatpar.record.atomic", "neatpar.errors"),
         "neatpar.record.atomic": (),
+        "neatpar.config": ("neatpar.config", "neatpar.errors"),
         "neatpar.sim": ("neatpar.sim",),
         "neatpar.errors": (),
     }

@@ -7,7 +7,7 @@ import io
 from hypothesis import given, settings, strategies as st
 
 from neatpar.record.folder import RunFolder
-from neatpar.record.run_settings import RunSettings
+from neatpar.config.run_settings import RunSettings
 from neatpar.record.stats_row import STATS_FIELDS, BehaviorValues, StatsRow, stats_columns
 from neatpar.run.league import LeagueValues
 from neatpar.run.stats import GenerationStats, ScoredEpisodes

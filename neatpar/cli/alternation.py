@@ -23,13 +23,13 @@ from dataclasses import dataclass
 
 import neat
 
+from ..config.run_settings import RunSettings
+from ..config.settings import Settings
 from ..errors import ConfigError, ExportError
 from ..record.models import write_model
 from .recorder import RunRecorder
 from ..record.checkpoint import Checkpoint, PopulationState, save_bytes
 from ..record.folder import RunFolder, load_behaviors
-from ..record.run_settings import RunSettings
-from ..settings import Settings
 from ..record.tensorboard import EventLog, behavior_run
 
 

@@ -11,8 +11,8 @@ import logging
 import sys
 
 from .. import __version__
+from ..config.settings import flags
 from ..errors import ConfigError, NeatparError, Terminated
-from ..settings import flags
 from .evolve import evolve
 from .genome_commands import export, play
 

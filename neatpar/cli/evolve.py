@@ -1,7 +1,7 @@
 """`neatpar evolve`: a run from its plan (plan.py: new, or resumed from a checkpoint with its
 stored settings) to its close, the only place that knows the order of things: settings, folder,
 evaluator, the populations' course, the winner's files. A run's settings are stored with it
-(record/run_settings.py), so `--resume CHECKPOINT` alone continues it exactly.
+(config/run_settings.py), so `--resume CHECKPOINT` alone continues it exactly.
 
 Exit status: 0 done, 1 failure during the run (also complete extinction, with the run folder
 complete), 130 after Ctrl+C and 143 after SIGTERM at any moment (a checkpoint of the interrupted
@@ -19,13 +19,13 @@ import sys
 
 import neat
 
+from ..config.run_settings import RunSettings
+from ..config.settings import Settings
 from ..errors import ExportError, NeatparError, Terminated
 from ..record.folder import RunFolder, load_behaviors
 from ..record.models import write_winner_models
-from ..record.run_settings import RunSettings
 from ..record.tensorboard import EventLog
 from ..run.evaluator import EnvEvaluator
-from ..settings import Settings
 from .alternation import Alternation
 from .interrupts import Interrupts
 from .plan import Plan, make_plan

@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import statistics
 
+from ..config.files import load, population_configs
+from ..config.settings import Settings
 from ..envs.base import Layout
 from ..errors import ConfigError
 from ..record.folder import load_behaviors
@@ -15,7 +17,6 @@ from ..record.tensorboard import behavior_run
 from ..run.environments import open_environment
 from ..run.evaluator import EnvEvaluator
 from ..run.runner import survey
-from ..settings import Settings, load, population_configs
 
 
 def layouts_for(settings: Settings, genome_path: str) -> dict[str, Layout]:

@@ -10,11 +10,12 @@ from dataclasses import dataclass
 
 import neat
 
+from ..config.files import population_configs
+from ..config.run_settings import RunSettings, resumed
+from ..config.settings import Settings, flags
 from ..errors import ConfigError
 from ..record.checkpoint import Checkpoint, PopulationState
-from ..record.run_settings import RunSettings, resumed
 from ..run.state import RunState
-from ..settings import Settings, flags, population_configs
 
 
 @dataclass

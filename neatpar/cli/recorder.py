@@ -9,9 +9,9 @@ import time
 
 import neat
 
+from ..config.run_settings import RunSettings
 from ..record.checkpoint import Checkpoint, PopulationState, save_bytes
 from ..record.folder import RunFolder
-from ..record.run_settings import RunSettings
 from ..record.stats_row import StatsRow
 from ..record.tensorboard import EventLog
 from .progress import GenerationBar

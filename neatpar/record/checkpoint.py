@@ -21,11 +21,11 @@ from typing import Any
 
 import neat
 
+from ..config.run_settings import RunSettings
 from ..errors import ConfigError
 from ..parallel.serialize import dumps
 from ..run.state import RunState
 from .atomic import write_atomic
-from .run_settings import RunSettings
 from .stats_row import StatsRow
 
 

@@ -8,10 +8,10 @@ import re
 
 import onnx
 
+from ..config.settings import Settings
 from ..envs.base import Layout
 from ..errors import ConfigError
 from ..nn.onnx_export import export_policy
-from ..settings import Settings
 from .atomic import write_atomic
 
 

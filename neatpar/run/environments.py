@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Callable
 
+from ..config.settings import Settings
 from ..envs.base import Environment
 from ..envs.gym import DEFAULT_COPIES, GymEnvironment, GymSetup, check as check_gym
-from ..settings import Settings
 
 
 def gym_setup(settings: Settings) -> GymSetup:

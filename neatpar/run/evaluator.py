@@ -9,9 +9,12 @@ import copy
 import dataclasses
 from typing import Any, Callable, Mapping
 
+from ..config.behaviors import Role
+from ..config.files import load
+from ..config.readers import Source
+from ..config.settings import Settings
 from ..errors import LiveHandleError, NeatparError
 from ..record.genomes import load_genome
-from ..settings import Role, Settings, Source, load
 from .environments import check_environment, gym_setup, open_environment
 from .hosts import HostScheduler, HostSetup
 from .local_hosts import LocalHosts
@@ -31,7 +34,7 @@ class EnvEvaluator:
         winner = population.run(evaluator.evaluate, 30)
         evaluator.close()   # or use a with block
 
-    Keyword arguments are the settings of neatpar.settings.Settings (the keys of a config file's
+    Keyword arguments are the settings of neatpar.Settings (the keys of a config file's
     [neatpar] section), checked the same way. `EnvEvaluator.from_config(path, **changes)` reads
     them from a config file, `EnvEvaluator.from_settings(settings)` takes them ready-made.
     `behaviors` is required for Unity builds; a Gymnasium environment has one behavior, its copies.

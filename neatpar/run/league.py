@@ -46,8 +46,9 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Callable, NamedTuple, Sequence
 
+from ..config.behaviors import Role
+from ..config.settings import Settings
 from ..errors import ConfigError
-from ..settings import Role, Settings
 from .runner import Match, standard_match
 from .stats import EpisodeEnd, GenerationStats
 

@@ -40,11 +40,12 @@ from typing import Any, Callable, Iterable, Mapping, NamedTuple
 
 import numpy as np
 
+from ..config.behaviors import Role
+from ..config.settings import Settings
 from ..envs.base import Batch, Environment, Layout
 from ..errors import EnvironmentMismatch, NeatparError, SimulatorError, one_line
 from ..nn import CTRNNPopulation, FeedForwardPopulation, RecurrentPopulation
 from ..nn.mixed import MixedPopulation
-from ..settings import Role, Settings
 from .inference import InProcessInference
 from .stats import EpisodeEnd, GenerationStats, ScoredEpisodes
 
