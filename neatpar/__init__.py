@@ -23,8 +23,8 @@ from .envs import live_handles as _live_handles
 from .evolution import Genome, Reproduction, SpeciesSet
 from .parallel.evaluator import ParallelEvaluator
 from .parallel.pool import Pool
+from .version import __version__
 
-__version__ = "0.2.0"
 _live_handles.declare()
 _declare_neat_step("neatpar", _NeatStepClasses(Genome, Reproduction, SpeciesSet))
 

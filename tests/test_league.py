@@ -11,8 +11,8 @@ from neatpar import settings as run_config
 from neatpar.config.readers import Source
 from neatpar.errors import ConfigError
 from neatpar.run.evaluator import UnityEvaluator
-from neatpar.run.league import INITIAL_RATING, Game, League, LeagueValues, Member, SelfPlay, expected, rate, result_of
-from neatpar.run.stats import EpisodeEnd
+from neatpar.run.league import INITIAL_RATING, Game, League, Member, SelfPlay, expected, rate, result_of
+from neatpar.types.stats import EpisodeEnd, LeagueValues
 from neatpar.settings import Settings
 from support.configs import hand_genome, write_config
 from support.paths import BUILDS

@@ -15,7 +15,7 @@ from ..config.run_settings import RunSettings, resumed
 from ..config.settings import Settings, flags
 from ..errors import ConfigError
 from ..record.checkpoint import Checkpoint, PopulationState
-from ..run.state import RunState
+from ..types.run_state import RunState
 
 
 @dataclass

@@ -16,8 +16,8 @@ import tempfile
 from typing import NamedTuple
 
 from ..config.run_settings import RunSettings
-from ..envs.base import Layout
 from ..errors import ConfigError
+from ..types.environment import Layout
 from .atomic import write_atomic
 from .checkpoint import checkpoint_path
 from .genomes import save_genome_json, save_genome_pickle

@@ -9,9 +9,9 @@ import re
 import onnx
 
 from ..config.settings import Settings
-from ..envs.base import Layout
 from ..errors import ConfigError
 from ..nn.onnx_export import export_policy
+from ..types.environment import Layout
 from .atomic import write_atomic
 
 

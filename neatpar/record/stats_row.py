@@ -15,8 +15,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from ..run.league import LeagueValues
-from ..run.stats import GenerationStats
+from ..types.stats import GenerationStats, LeagueValues
 
 STATS_FIELDS = ("generation", "best_fitness", "mean_fitness", "stdev_fitness", "species", "episodes",
                 "scored_steps", "scored_steps_per_s", "agent_steps", "seconds",

@@ -14,7 +14,9 @@ from ..config.files import load
 from ..config.readers import Source
 from ..config.settings import Settings
 from ..errors import LiveHandleError, NeatparError
-from ..record.genomes import load_genome
+from ..types.genome_file import load_genome
+from ..types.run_state import RunState
+from ..types.stats import GenerationStats
 from .environments import check_environment, gym_setup, open_environment
 from .hosts import HostScheduler, HostSetup
 from .local_hosts import LocalHosts
@@ -22,8 +24,6 @@ from .ray_hosts import RayHosts
 from .inference import make_inference
 from .league import SelfPlay
 from .runner import EpisodeRunner, Match, aggregate, standard_match
-from .state import RunState
-from .stats import GenerationStats
 
 
 class EnvEvaluator:
@@ -105,7 +105,7 @@ class EnvEvaluator:
 
     @property
     def environment(self):
-        """This process's environment (envs/base.py), created on first use; never with env hosts."""
+        """This process's environment (types/environment.py), created on first use; never with env hosts."""
         if self._environment is None:
             self._environment = open_environment(self.settings, self.log_folder)
         return self._environment

@@ -1,6 +1,6 @@
 """The episode runner: plays a generation of genomes on the agents of an environment.
 
-Per step, data moves one way: the reports of every behavior (envs/base.py) -> one batched call of
+Per step, data moves one way: the reports of every behavior (types/environment.py) -> one batched call of
 the population kernel -> actions. Each configured behavior has a role: its agents are driven by
 the genomes under evaluation (`population`), by the best genome found so far (`champion`, frozen
 for the generation), by past champions of a self-play league (`league`: league.py plays a
@@ -42,12 +42,12 @@ import numpy as np
 
 from ..config.behaviors import Role
 from ..config.settings import Settings
-from ..envs.base import Batch, Environment, Layout
 from ..errors import EnvironmentMismatch, NeatparError, SimulatorError, one_line
 from ..nn import CTRNNPopulation, FeedForwardPopulation, RecurrentPopulation
 from ..nn.mixed import MixedPopulation
+from ..types.environment import Batch, Environment, Layout
+from ..types.stats import EpisodeEnd, GenerationStats, ScoredEpisodes
 from .inference import InProcessInference
-from .stats import EpisodeEnd, GenerationStats, ScoredEpisodes
 
 log = logging.getLogger("neatpar")
 MAX_SIMULATOR_FAILURES = 3
@@ -227,7 +227,7 @@ class Arrivals:
 
 
 class EpisodeRunner:
-    """Runs generations on an environment (envs/base.py); the networks run on `inference`
+    """Runs generations on an environment (types/environment.py); the networks run on `inference`
     (inference.py: in this process, on the pool, or whichever is faster)."""
 
     def __init__(self, environment: Environment, settings: Settings, neat_config: Any, inference=None,
