@@ -43,8 +43,8 @@ import numpy as np
 from ..config.behaviors import Role
 from ..config.settings import Settings
 from ..errors import EnvironmentMismatch, NeatparError, SimulatorError, one_line
-from ..nn import CTRNNPopulation, FeedForwardPopulation, RecurrentPopulation
 from ..nn.mixed import MixedPopulation
+from ..nn.networks import engine
 from ..types.environment import Batch, Environment, Layout
 from ..types.stats import EpisodeEnd, GenerationStats, ScoredEpisodes
 from .inference import InProcessInference
@@ -196,11 +196,8 @@ def compile_generation(genomes: list, champion, files: dict, settings: Settings,
 
 
 def population_kernel(genomes: list, settings: Settings, neat_config: Any):
-    """The population kernel of the settings' network kind for `genomes`."""
-    if settings.network == "ctrnn":
-        return CTRNNPopulation.create(genomes, neat_config, settings.ctrnn_decision_time, settings.ctrnn_time_step)
-    kernel_type = RecurrentPopulation if settings.network == "recurrent" else FeedForwardPopulation
-    return kernel_type.create(genomes, neat_config)
+    """The population kernel of the settings' network kind for `genomes` (its engine, nn/networks.py)."""
+    return engine(settings.network_kind).kernel(genomes, neat_config, settings)
 
 
 class Arrivals:
