@@ -238,3 +238,11 @@ def test_each_module_with_logic_has_its_own_test_module_that_names_it():
         if relative not in " ".join(text.split()):
             wrong.append(f"{relative}: the docstring of tests/{candidates[0]} does not name {relative}")
     assert not wrong, "\n".join(wrong)
+
+
+def test_every_folder_of_modules_is_a_package():
+    """A folder of modules without __init__.py would import as a namespace package here, but a
+    wheel built by `packages.find` would leave it out."""
+    missing = [os.path.relpath(folder, ROOT) for folder, _, files in os.walk(PACKAGE)
+               if "__pycache__" not in folder and any(f.endswith(".py") for f in files) and "__init__.py" not in files]
+    assert not missing, missing
