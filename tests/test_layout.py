@@ -1,6 +1,7 @@
-"""The package's shape: its modules stand in one stack of floors (STACK), every import points to
-the importer's own floor or one below (no exception, function-level imports included), there is
-no import cycle, and importing neatpar changes nothing outside it."""
+"""The package's shape: its modules stand in one stack of floors (STACK), every import points into
+the importer's own package or to a floor below (no exception, function-level imports included),
+the pool and the NEAT step stand alone, there is no import cycle, and importing neatpar changes
+nothing outside it."""
 import ast
 import os
 import re
@@ -101,58 +102,70 @@ def test_no_import_cycle():
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
 
 
-# The stack, bottom floor first. A module imports only modules of its own floor and of the floors
-# below it (function-level imports included); a floor is a module or a package of the names
-# given. The top floor, the package itself, holds the public names (neatpar/__init__.py,
-# __main__.py, settings.py). The simulator builds (neatpar.sim) are a separate program beside
-# the stack: they import nothing of it, and nothing of it imports them.
+# The stack, bottom floor first. A module imports only modules of its own package (the names of
+# its floor it is within) and of the floors below it, function-level imports included; packages
+# that share a floor do not import each other. The top floor, the package itself, holds the public
+# names (neatpar/__init__.py, __main__.py, settings.py). The simulator builds (neatpar.sim) are a
+# separate program beside the stack: they import nothing of it, and nothing of it imports them.
 STACK = (
     ("neatpar.errors", "neatpar.version"),   # every exception neatpar raises; its version
-    ("neatpar.types",),       # the records every layer reads: layouts and batches, stats, run state, genome files
+    ("neatpar.types",),       # the records every floor reads: layouts and batches, stats, run state, genome files
     ("neatpar.config",),      # the settings: readers, the model, its keys' rules, config files, resume policy
-    ("neatpar.parallel",),    # the spawn pool and ParallelEvaluator, environment-free
-    ("neatpar.evolution",),   # the NEAT step classes
+    ("neatpar.parallel",      # the spawn pool and ParallelEvaluator, environment-free
+     "neatpar.evolution"),    # the NEAT step classes
     ("neatpar.nn",),          # the population kernel, the network kinds' engines, ONNX export
     ("neatpar.envs",),        # Unity ML-Agents and Gymnasium as the runner's environments
-    ("neatpar.run",),         # what turns genomes into fitness: runner, evaluators, inference, env hosts, leagues
-    ("neatpar.record",),      # what a run leaves behind
+    ("neatpar.run",           # what turns genomes into fitness: runner, evaluators, inference, env hosts, leagues
+     "neatpar.record"),       # what a run leaves behind
     ("neatpar.cli",),         # the neatpar command
     ("neatpar",),             # the package's public names
 )
 SEPARATE = "neatpar.sim"
+PUBLIC = ("neatpar", "neatpar.__main__", "neatpar.settings")   # the top floor's modules
 
 
 def within(name: str, prefix: str) -> bool:
     return name == prefix or name.startswith(prefix + ".")
 
 
-def floor(name: str) -> int:
-    """The floor of the stack a module is on: the one whose names it is (or is below) the most
-    precisely."""
-    found = [(len(prefix), number) for number, prefixes in enumerate(STACK) for prefix in prefixes
-             if within(name, prefix)]
-    return max(found)[1]
-
-
-PUBLIC = ("neatpar", "neatpar.__main__", "neatpar.settings")   # the top floor's modules
+def place(name: str) -> tuple[int, str]:
+    """The floor of the stack a module is on and the package (or module) of that floor it is
+    within: the most precise name that holds it."""
+    return max((len(prefix), number, prefix) for number, prefixes in enumerate(STACK) for prefix in prefixes
+               if within(name, prefix))[1:]
 
 
 def test_every_module_is_on_a_floor():
     """A new module or package (outside the builds) is given its floor in STACK."""
-    lost = [name for name in graph() if not within(name, SEPARATE) and floor(name) == len(STACK) - 1
+    lost = [name for name in graph() if not within(name, SEPARATE) and place(name)[0] == len(STACK) - 1
             and name not in PUBLIC]
     assert not lost, f"on no floor of the stack: {lost}"
 
 
 def test_layers_import_downwards_only():
-    """Every import of every module points to its own floor or one below it: no exception."""
+    """Every import of every module points into its own package or to a floor below it: no
+    exception. The builds and the stack do not import each other."""
     wrong = []
     for name, targets in graph().items():
-        if within(name, SEPARATE):
-            wrong += [f"{name} -> {t}" for t in targets if not within(t, SEPARATE)]
-            continue
-        wrong += [f"{name} (floor {floor(name)}) -> {t} (floor {floor(t)})" if not within(t, SEPARATE)
-                  else f"{name} -> {t}" for t in targets if within(t, SEPARATE) or floor(t) > floor(name)]
+        for target in targets:
+            if within(name, SEPARATE) or within(target, SEPARATE):
+                if not (within(name, SEPARATE) and within(target, SEPARATE)):
+                    wrong.append(f"{name} -> {target}")
+                continue
+            (floor, package), (target_floor, target_package) = place(name), place(target)
+            if target_floor > floor or (target_floor == floor and target_package != package):
+                wrong.append(f"{name} (floor {floor}: {package}) -> {target} (floor {target_floor}: {target_package})")
+    assert not wrong, wrong
+
+
+def test_the_generic_engine_stands_alone():
+    """parallel/ (the pool) knows nothing of neatpar but its errors, and evolution/ (the NEAT step)
+    nothing of neatpar at all: both serve a neat-python script without the rest."""
+    edges = graph()
+    wrong = [f"{name} -> {t}" for name, targets in edges.items() if within(name, "neatpar.parallel")
+             for t in targets if not (within(t, "neatpar.parallel") or t == "neatpar.errors")]
+    wrong += [f"{name} -> {t}" for name, targets in edges.items() if within(name, "neatpar.evolution")
+              for t in targets if not within(t, "neatpar.evolution")]
     assert not wrong, wrong
 
 
