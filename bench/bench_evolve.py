@@ -26,7 +26,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from realistic_genomes import realistic, write_config  # noqa: E402
 from stock_env import ROOT, stock_env, stock_python  # noqa: E402
 
-from neatpar.settings import BehaviorRole, Settings  # noqa: E402
+from neatpar.config.behaviors import BehaviorRole  # noqa: E402
+from neatpar.config.settings import Settings  # noqa: E402
 from neatpar.run.evaluator import UnityEvaluator  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -2,7 +2,8 @@
 
 Importing neatpar changes nothing outside it: what the spawn pool needs in multiprocessing and
 threading is installed when the first pool starts. It declares the environments' live handles to
-the pool (envs/live_handles.py), so a script that makes its own UnityEnvironment is guarded too.
+the pool (envs/live_handles.py), so a script that makes its own UnityEnvironment is guarded too,
+and its NEAT step classes to the settings (config/files.py: `neat_step = neatpar`).
 """
 from .errors import (
     ClearedGlobalError,
@@ -16,13 +17,16 @@ from .errors import (
     UnguardedScriptError,
     WorkerStartError,
 )
+from .config.files import NeatStepClasses as _NeatStepClasses, declare_neat_step as _declare_neat_step
+from .config.settings import Settings
 from .envs import live_handles as _live_handles
 from .evolution import Genome, Reproduction, SpeciesSet
 from .parallel.evaluator import ParallelEvaluator
 from .parallel.pool import Pool
+from .version import __version__
 
-__version__ = "0.2.0"
 _live_handles.declare()
+_declare_neat_step("neatpar", _NeatStepClasses(Genome, Reproduction, SpeciesSet))
 
 
 def __getattr__(name):
@@ -30,9 +34,6 @@ def __getattr__(name):
     if name in ("EnvEvaluator", "UnityEvaluator"):
         from .run import evaluator
         return getattr(evaluator, name)
-    if name == "Settings":
-        from .settings import Settings
-        return Settings
     raise AttributeError(f"module 'neatpar' has no attribute {name!r}")
 
 

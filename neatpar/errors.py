@@ -55,6 +55,11 @@ class TaskTimeout(WorkerDied, TimeoutError):
     """A task made no progress within its timeout; its worker was killed."""
 
 
+class PoolProtocolError(NeatparError, RuntimeError):
+    """A pool worker sent a message its state does not accept (out of turn, or of another task
+    than the one it runs); the pool stops, since it and the worker no longer agree."""
+
+
 class RemoteError(NeatparError, RuntimeError):
     """An exception raised inside a worker, carrying the worker's traceback text."""
 

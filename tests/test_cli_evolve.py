@@ -16,7 +16,7 @@ import pytest
 
 import neatpar
 
-from neatpar.record.genomes import genome_from_dict
+from neatpar.types.genome_file import genome_from_dict
 from support.configs import ball_cfg, hover_cfg, write_config
 from support.evolution import genes_of
 from support.paths import ROOT

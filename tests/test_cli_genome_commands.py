@@ -9,7 +9,7 @@ import pytest
 
 from neatpar.cli.genome_commands import _asymmetric_match, _check_model_path
 from neatpar.errors import ConfigError
-from neatpar.settings import load, population_configs
+from neatpar.config.files import load, population_configs
 from support.configs import ball_cfg
 from support.duels import asymmetric_cfg
 from support.runs import evolve_ok, neatpar_cli, one_line_error

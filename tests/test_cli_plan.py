@@ -62,3 +62,14 @@ def test_what_cannot_be_run_is_refused_before_anything_starts(finished_run, tmp_
     with pytest.raises(ConfigError, match="--config is missing"):
         planned()
     assert planned("--resume", last, "--generations", "3").start.done == 2   # extended: it goes on
+
+
+def test_the_plan_carries_what_the_run_needs_of_the_command_line(finished_run, tmp_path):
+    """After the plan nothing reads the arguments: whether the run prints and the checkpoint it
+    resumes from are the plan's."""
+    config = ball_cfg(tmp_path, generations=3)
+    new = planned("--config", config, "--quiet", "--out", str(tmp_path / "new"))
+    assert new.quiet and new.resume is None
+    checkpoint = str(finished_run / "checkpoints" / "checkpoint-1.gz")
+    again = planned("--resume", checkpoint)
+    assert not again.quiet and again.resume == checkpoint

@@ -8,7 +8,7 @@ import time
 
 from neatpar.cli import progress
 from neatpar.cli.progress import GenerationBar
-from neatpar.run.stats import GenerationStats
+from neatpar.types.stats import GenerationStats
 from support.configs import ball_cfg
 from support.runs import PROGRESS_BAR, on_terminal, screen
 

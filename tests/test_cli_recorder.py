@@ -22,11 +22,11 @@ from PIL import Image  # noqa: E402
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator  # noqa: E402
 
 from neatpar import settings as run_config  # noqa: E402
-from neatpar.cli.recorder import RunRecorder  # noqa: E402
+from neatpar.cli.recorder import CheckpointSchedule, Reporting, RunRecorder  # noqa: E402
 from neatpar.run.evaluator import UnityEvaluator  # noqa: E402
 from neatpar.record.folder import RunFolder  # noqa: E402
 from neatpar.record.plots import species_figure  # noqa: E402
-from neatpar.record.run_settings import RunSettings  # noqa: E402
+from neatpar.config.run_settings import RunSettings  # noqa: E402
 from neatpar.sim.probe import observation  # noqa: E402
 from neatpar.record.tensorboard import EventLog  # noqa: E402
 from support.configs import write_config  # noqa: E402
@@ -86,7 +86,8 @@ def record(tmp_path, config, settings, generations, between=None):
     rows = []
     try:
         with UnityEvaluator.from_settings(settings) as evaluator:
-            population.add_reporter(RunRecorder(population, evaluator, folder, 1000, 1000, run, True, rows, events))
+            population.add_reporter(RunRecorder(population, evaluator, rows, Reporting(folder, run, True, events),
+                                                CheckpointSchedule(1000, 1000)))
             for generation in range(generations):
                 population.run(evaluator.evaluate, 1)
                 if between is not None:
@@ -263,7 +264,8 @@ def test_a_recorder_without_event_log_or_bar_writes_stats_only(tmp_path):
     folder = RunFolder(str(tmp_path / "plain"), run)
     rows = []
     with UnityEvaluator.from_settings(settings) as evaluator:
-        population.add_reporter(RunRecorder(population, evaluator, folder, 1000, 1000, run, True, rows))
+        population.add_reporter(RunRecorder(population, evaluator, rows, Reporting(folder, run, True),
+                                            CheckpointSchedule(1000, 1000)))
         population.run(evaluator.evaluate, 1)
     assert len(rows) == 1 and not [f for f in os.listdir(folder.path) if f.startswith("events.")]
     text = io.StringIO(open(os.path.join(folder.path, "stats.csv")).read())

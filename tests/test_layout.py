@@ -1,5 +1,7 @@
-"""The package's shape: imports point one way (no cycle, function-level imports included; the
-layers below do not import the layers above), and importing neatpar changes nothing outside it."""
+"""The package's shape: its modules stand in one stack of floors (STACK), every import points into
+the importer's own package or to a floor below (no exception, function-level imports included),
+the pool and the NEAT step stand alone, there is no import cycle, and importing neatpar changes
+nothing outside it."""
 import ast
 import os
 import re
@@ -100,35 +102,70 @@ def test_no_import_cycle():
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
 
 
+# The stack, bottom floor first. A module imports only modules of its own package (the names of
+# its floor it is within) and of the floors below it, function-level imports included; packages
+# that share a floor do not import each other. The top floor, the package itself, holds the public
+# names (neatpar/__init__.py, __main__.py, settings.py). The simulator builds (neatpar.sim) are a
+# separate program beside the stack: they import nothing of it, and nothing of it imports them.
+STACK = (
+    ("neatpar.errors", "neatpar.version"),   # every exception neatpar raises; its version
+    ("neatpar.types",),       # the records every floor reads: layouts and batches, stats, run state, genome files
+    ("neatpar.config",),      # the settings: readers, the model, its keys' rules, config files, resume policy
+    ("neatpar.parallel",      # the spawn pool and ParallelEvaluator, environment-free
+     "neatpar.evolution"),    # the NEAT step classes
+    ("neatpar.nn",),          # the population kernel, the network kinds' engines, ONNX export
+    ("neatpar.envs",),        # Unity ML-Agents and Gymnasium as the runner's environments
+    ("neatpar.run",           # what turns genomes into fitness: runner, evaluators, inference, env hosts, leagues
+     "neatpar.record"),       # what a run leaves behind
+    ("neatpar.cli",),         # the neatpar command
+    ("neatpar",),             # the package's public names
+)
+SEPARATE = "neatpar.sim"
+PUBLIC = ("neatpar", "neatpar.__main__", "neatpar.settings")   # the top floor's modules
+
+
+def within(name: str, prefix: str) -> bool:
+    return name == prefix or name.startswith(prefix + ".")
+
+
+def place(name: str) -> tuple[int, str]:
+    """The floor of the stack a module is on and the package (or module) of that floor it is
+    within: the most precise name that holds it."""
+    return max((len(prefix), number, prefix) for number, prefixes in enumerate(STACK) for prefix in prefixes
+               if within(name, prefix))[1:]
+
+
+def test_every_module_is_on_a_floor():
+    """A new module or package (outside the builds) is given its floor in STACK."""
+    lost = [name for name in graph() if not within(name, SEPARATE) and place(name)[0] == len(STACK) - 1
+            and name not in PUBLIC]
+    assert not lost, f"on no floor of the stack: {lost}"
+
+
 def test_layers_import_downwards_only():
-    """parallel knows nothing of the rest; evolution (the NEAT step) nothing but neat-python; nn and
-    envs nothing above them (nn takes the Layout record from envs/base.py and reads genomes' gene
-    records from evolution); run nothing of the application layer (record/, cli/) but the genome
-    files a saved genome's behavior is played from; record/ (what a run leaves behind) nothing of
-    cli/ or of the running of genomes beyond the stats and leagues it writes down; the builds
-    nothing of neatpar but themselves."""
-    allowed = {
-        "neatpar.parallel": ("neatpar.parallel", "neatpar.errors"),
-        "neatpar.nn": ("neatpar.nn", "neatpar.errors", "neatpar.envs.base",  # Layout, a spec type
-                       "neatpar.evolution"),  # genomes' gene records
-        "neatpar.evolution": ("neatpar.evolution",),
-        "neatpar.envs": ("neatpar.envs", "neatpar.errors", "neatpar.parallel", "neatpar.nn"),
-        "neatpar.run": ("neatpar.run", "neatpar.errors", "neatpar.settings", "neatpar.parallel", "neatpar.nn",
-                        "neatpar.envs", "neatpar.evolution",
-                        "neatpar.record.genomes"),  # the genome files of behaviors with a saved genome
-        "neatpar.record": ("neatpar.record", "neatpar.errors", "neatpar.settings", "neatpar.parallel.serialize",
-                           "neatpar.nn", "neatpar.envs.base", "neatpar.run.stats", "neatpar.run.state",
-                           "neatpar.run.league"),
-        "neatpar.record.genomes": ("neatpar.record.atomic", "neatpar.errors"),
-        "neatpar.record.atomic": (),
-        "neatpar.sim": ("neatpar.sim",),
-        "neatpar.errors": (),
-    }
+    """Every import of every module points into its own package or to a floor below it: no
+    exception. The builds and the stack do not import each other."""
     wrong = []
     for name, targets in graph().items():
-        for layer, permitted in allowed.items():
-            if name == layer or name.startswith(layer + "."):
-                wrong += [f"{name} -> {t}" for t in targets if not any(t == p or t.startswith(p + ".") for p in permitted)]
+        for target in targets:
+            if within(name, SEPARATE) or within(target, SEPARATE):
+                if not (within(name, SEPARATE) and within(target, SEPARATE)):
+                    wrong.append(f"{name} -> {target}")
+                continue
+            (floor, package), (target_floor, target_package) = place(name), place(target)
+            if target_floor > floor or (target_floor == floor and target_package != package):
+                wrong.append(f"{name} (floor {floor}: {package}) -> {target} (floor {target_floor}: {target_package})")
+    assert not wrong, wrong
+
+
+def test_the_generic_engine_stands_alone():
+    """parallel/ (the pool) knows nothing of neatpar but its errors, and evolution/ (the NEAT step)
+    nothing of neatpar at all: both serve a neat-python script without the rest."""
+    edges = graph()
+    wrong = [f"{name} -> {t}" for name, targets in edges.items() if within(name, "neatpar.parallel")
+             for t in targets if not (within(t, "neatpar.parallel") or t == "neatpar.errors")]
+    wrong += [f"{name} -> {t}" for name, targets in edges.items() if within(name, "neatpar.evolution")
+              for t in targets if not within(t, "neatpar.evolution")]
     assert not wrong, wrong
 
 
@@ -214,3 +251,11 @@ def test_each_module_with_logic_has_its_own_test_module_that_names_it():
         if relative not in " ".join(text.split()):
             wrong.append(f"{relative}: the docstring of tests/{candidates[0]} does not name {relative}")
     assert not wrong, "\n".join(wrong)
+
+
+def test_every_folder_of_modules_is_a_package():
+    """A folder of modules without __init__.py would import as a namespace package here, but a
+    wheel built by `packages.find` would leave it out."""
+    missing = [os.path.relpath(folder, ROOT) for folder, _, files in os.walk(PACKAGE)
+               if "__pycache__" not in folder and any(f.endswith(".py") for f in files) and "__init__.py" not in files]
+    assert not missing, missing

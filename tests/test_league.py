@@ -8,10 +8,11 @@ import random
 import pytest
 
 from neatpar import settings as run_config
+from neatpar.config.readers import Source
 from neatpar.errors import ConfigError
 from neatpar.run.evaluator import UnityEvaluator
-from neatpar.run.league import INITIAL_RATING, Game, League, LeagueValues, Member, SelfPlay, expected, rate, result_of
-from neatpar.run.stats import EpisodeEnd
+from neatpar.run.league import INITIAL_RATING, Game, League, Member, SelfPlay, expected, rate, result_of
+from neatpar.types.stats import EpisodeEnd, LeagueValues
 from neatpar.settings import Settings
 from support.configs import hand_genome, write_config
 from support.paths import BUILDS
@@ -116,7 +117,7 @@ def test_swapped_sides_play_each_drawn_opponent_from_both_sides():
 def test_league_settings_name_their_fix():
     with pytest.raises(ConfigError, match="league_latest_ratio = 1.5 is out of range: use a number from 0 to 1"):
         Settings.create({"env": PROBE, "behaviors": "A: population, B: league", "league_latest_ratio": "1.5"},
-                        run_config.Source.FILE)
+                        Source.FILE)
     with pytest.raises(ConfigError, match="episodes_per_genome = 3 is odd"):
         league_settings(league_swap_sides=True, episodes_per_genome=3)
     with pytest.raises(ConfigError, match="exactly one of each"):

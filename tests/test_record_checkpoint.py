@@ -13,10 +13,10 @@ from support.configs import load_config
 from neatpar.errors import ConfigError
 from neatpar.parallel.serialize import dumps
 from neatpar.record.checkpoint import Checkpoint, PopulationState, checkpoint_path, save_bytes
-from neatpar.record.run_settings import RunSettings
+from neatpar.config.run_settings import RunSettings
 from neatpar.record.stats_row import StatsRow
-from neatpar.run.league import LeagueValues
-from neatpar.run.state import RunState
+from neatpar.types.stats import LeagueValues
+from neatpar.types.run_state import RunState
 
 RUN = RunSettings("/somewhere/xor.cfg", "[NEAT]\npop_size = 8\n", (("generations", "9"),))
 

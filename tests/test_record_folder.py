@@ -10,7 +10,7 @@ import pytest
 
 from neatpar.errors import ConfigError
 from neatpar.record.folder import RunFolder
-from neatpar.record.run_settings import RunSettings
+from neatpar.config.run_settings import RunSettings
 
 RUN = RunSettings("/configs/probe.cfg", "[neatpar]\nenv = gymnasium:CartPole-v1\n")
 CLAIMS = 6

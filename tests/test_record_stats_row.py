@@ -7,10 +7,9 @@ import io
 from hypothesis import given, settings, strategies as st
 
 from neatpar.record.folder import RunFolder
-from neatpar.record.run_settings import RunSettings
+from neatpar.config.run_settings import RunSettings
 from neatpar.record.stats_row import STATS_FIELDS, BehaviorValues, StatsRow, stats_columns
-from neatpar.run.league import LeagueValues
-from neatpar.run.stats import GenerationStats, ScoredEpisodes
+from neatpar.types.stats import GenerationStats, LeagueValues, ScoredEpisodes
 
 BEHAVIOR = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=12)
 MEAN = st.one_of(st.none(), st.floats(allow_nan=False, allow_infinity=False))

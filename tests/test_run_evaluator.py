@@ -10,8 +10,8 @@ import pytest
 from neatpar import ConfigError, LiveHandleError
 from neatpar import settings as run_config
 from neatpar.run.evaluator import EnvEvaluator, UnityEvaluator
-from neatpar.run.state import RunState
-from neatpar.run.stats import GenerationStats
+from neatpar.types.run_state import RunState
+from neatpar.types.stats import GenerationStats
 from support.configs import ball_cfg
 from support.processes import child_pids, pid_alive, wait_gone
 

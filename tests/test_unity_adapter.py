@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from mlagents_envs.base_env import ActionSpec, BehaviorSpec, DimensionProperty, ObservationSpec, ObservationType
 
-from neatpar.envs.base import Layout
+from neatpar.types.environment import Layout
 from neatpar.envs.unity.adapter import layout_of, neutral_actions, outputs_to_actions
 from neatpar.errors import EnvironmentMismatch
 

@@ -25,11 +25,10 @@ import neat
 
 from ..errors import ConfigError, ExportError
 from ..record.models import write_model
-from .recorder import RunRecorder
+from .plan import Plan
+from .recorder import CheckpointSchedule, Reporting, RunRecorder
 from ..record.checkpoint import Checkpoint, PopulationState, save_bytes
 from ..record.folder import RunFolder, load_behaviors
-from ..record.run_settings import RunSettings
-from ..settings import Settings
 from ..record.tensorboard import EventLog, behavior_run
 
 
@@ -45,16 +44,18 @@ class Side:
 
 
 class Alternation:
-    """Both populations of an asymmetric self-play run (see the module docstring). `start` holds
-    the first behavior's population (new, or restored from a checkpoint, whose extras hold the
-    second one: `start.sides`); `run` is the run's settings, stored in every checkpoint."""
+    """Both populations of an asymmetric self-play run (see the module docstring), as its `plan`
+    has them: `plan.start` holds the first behavior's population (new, or restored from a
+    checkpoint, whose extras hold the second one: `start.sides`), `plan.configs` the populations'
+    neat configs, `plan.run` the run's settings, stored in every checkpoint. `before_finish` is
+    called first by finish (the final round-robin)."""
 
-    def __init__(self, settings: Settings, configs: dict, evaluator, folder: RunFolder, bar, quiet: bool,
-                 start, run: RunSettings, resumed: bool, before_finish=None):
-        self.settings, self.evaluator, self.folder, self.quiet = settings, evaluator, folder, quiet
-        self.run_settings = run
+    def __init__(self, plan: Plan, evaluator, folder: RunFolder, bar, before_finish=None):
+        settings, configs, start = plan.settings, plan.configs, plan.start
+        self.settings, self.evaluator, self.folder, self.quiet = settings, evaluator, folder, plan.quiet
+        self.run_settings = run = plan.run
         first, first_rows, saved_sides = start.population, start.rows, start.sides
-        self.before_finish = before_finish   # called first by finish (the final round-robin)
+        self.before_finish = before_finish
         self.snapshot, self.snapshot_generation = b"", 0
         selfplay = evaluator.selfplay
         self.sides: list[Side] = []
@@ -72,9 +73,10 @@ class Alternation:
             else:
                 population, rows = neat.Population(config), []   # continues the run's seeded generator
             sub = RunFolder(os.path.join(folder.path, behavior_run(behavior)), None)
-            events = EventLog(sub.path, resume_at=population.generation if resumed else None)
-            population.add_reporter(RunRecorder(population, evaluator, sub, None, settings.generations, run, quiet,
-                                                rows, events, bar, label=f"{behavior.split('?')[0]:>8s} "))
+            events = EventLog(sub.path, resume_at=population.generation if plan.resume else None)
+            reporting = Reporting(sub, run, plan.quiet, events, bar, label=f"{behavior.split('?')[0]:>8s} ")
+            population.add_reporter(RunRecorder(population, evaluator, rows, reporting,
+                                                CheckpointSchedule(None, settings.generations)))
             population.add_reporter(_Turn(self))
             self.sides.append(Side(behavior, config, population, sub, events, rows))
             selfplay.start(behavior, next(iter(population.population.values())))
@@ -100,12 +102,14 @@ class Alternation:
     def state(self, advanced: Side | None = None) -> bytes:
         """The whole run as a checkpoint's content; `advanced` is the population that has just
         made its next generation (neat-python counts it one generation later)."""
-        saved = {side.behavior: PopulationState(side.config, side.population.population, side.population.species,
-                                                side.population.generation + (side is advanced),
-                                                side.population.best_genome, list(side.rows))
+        saved = {side.behavior: PopulationState(config=side.config, population=side.population.population,
+                                                species=side.population.species,
+                                                generation=side.population.generation + (side is advanced),
+                                                best_genome=side.population.best_genome, rows=list(side.rows))
                  for side in self.sides}
         first = saved.pop(self.sides[0].behavior)
-        return Checkpoint(first, random.getstate(), self.evaluator.run_state(), self.run_settings, saved).to_bytes()
+        return Checkpoint(first, random.getstate(), self.evaluator.run_state(), self.run_settings,
+                          sides=saved).to_bytes()
 
     @property
     def solved(self) -> None:

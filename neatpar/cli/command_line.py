@@ -10,9 +10,9 @@ import argparse
 import logging
 import sys
 
-from .. import __version__
+from ..config.settings import flags
 from ..errors import ConfigError, NeatparError, Terminated
-from ..settings import flags
+from ..version import __version__
 from .evolve import evolve
 from .genome_commands import export, play
 

@@ -1,7 +1,7 @@
 """`neatpar evolve`: a run from its plan (plan.py: new, or resumed from a checkpoint with its
 stored settings) to its close, the only place that knows the order of things: settings, folder,
 evaluator, the populations' course, the winner's files. A run's settings are stored with it
-(record/run_settings.py), so `--resume CHECKPOINT` alone continues it exactly.
+(config/run_settings.py), so `--resume CHECKPOINT` alone continues it exactly.
 
 Exit status: 0 done, 1 failure during the run (also complete extinction, with the run folder
 complete), 130 after Ctrl+C and 143 after SIGTERM at any moment (a checkpoint of the interrupted
@@ -19,31 +19,31 @@ import sys
 
 import neat
 
+from ..config.settings import Settings
 from ..errors import ExportError, NeatparError, Terminated
 from ..record.folder import RunFolder, load_behaviors
 from ..record.models import write_winner_models
-from ..record.run_settings import RunSettings
 from ..record.tensorboard import EventLog
 from ..run.evaluator import EnvEvaluator
-from ..settings import Settings
 from .alternation import Alternation
 from .interrupts import Interrupts
 from .plan import Plan, make_plan
 from .progress import GenerationBar
-from .recorder import RunRecorder
+from .recorder import CheckpointSchedule, Reporting, RunRecorder
 
 
 class OnePopulation:
     """A run of one population: its recorder and event files in the run folder. An asymmetric
     self-play run (alternation.py: Alternation) offers the same methods."""
 
-    def __init__(self, plan: Plan, evaluator: EnvEvaluator, folder: RunFolder, bar: GenerationBar, args):
+    def __init__(self, plan: Plan, evaluator: EnvEvaluator, folder: RunFolder, bar: GenerationBar):
         start, settings = plan.start, plan.settings
         self.plan, self.population, self.rows, self.done = plan, start.population, start.rows, start.done
-        self.evaluator, self.folder, self.args = evaluator, folder, args
-        self.events = EventLog(folder.path, resume_at=start.done if args.resume else None)
-        self.recorder = RunRecorder(self.population, evaluator, folder, settings.checkpoint_interval,
-                                    settings.generations, plan.run, args.quiet, self.rows, self.events, bar)
+        self.evaluator, self.folder = evaluator, folder
+        self.events = EventLog(folder.path, resume_at=start.done if plan.resume else None)
+        self.recorder = RunRecorder(self.population, evaluator, self.rows,
+                                    Reporting(folder, plan.run, plan.quiet, self.events, bar),
+                                    CheckpointSchedule(settings.checkpoint_interval, settings.generations))
         self.population.add_reporter(self.recorder)
 
     @property
@@ -69,21 +69,21 @@ class OnePopulation:
         return self.recorder.save_snapshot()
 
     def finish(self) -> None:
-        _final_round_robin(self.evaluator, self.args.quiet)
-        _finish(self.folder, self.evaluator, self.plan.config, self.plan.settings, self.rows, self.plan.run,
-                self.args.quiet)
+        _final_round_robin(self.evaluator, self.plan.quiet)
+        _finish(self.plan, self.folder, self.evaluator, self.rows)
 
     def close(self) -> None:
         self.events.close()
 
 
 def evolve(args) -> int:
+    """`neatpar evolve` with its parsed arguments: the run's plan (plan.py, which alone reads
+    them), then the run."""
     with Interrupts() as interrupts:
-        return _evolve(args, interrupts)
+        return _evolve(make_plan(args), interrupts)
 
 
-def _evolve(args, interrupts: Interrupts) -> int:
-    plan = make_plan(args)
+def _evolve(plan: Plan, interrupts: Interrupts) -> int:
     for note in plan.notes:
         print(f"neatpar: note: {note}", file=sys.stderr, flush=True)
     config, settings, start = plan.config, plan.settings, plan.start
@@ -101,16 +101,15 @@ def _evolve(args, interrupts: Interrupts) -> int:
     kept, failure = False, None
     quiet_ray = contextlib.ExitStack()
     try:
-        quiet_ray.enter_context(_ray_quiet(args.quiet, settings))
-        bar = GenerationBar(enabled=False if args.quiet else None)  # drawn only on a terminal
+        quiet_ray.enter_context(_ray_quiet(plan.quiet, settings))
+        bar = GenerationBar(enabled=False if plan.quiet else None)  # drawn only on a terminal
         evaluator.begin_run(folder.logs, bar.update if bar.enabled else None, start.state,
-                            f"checkpoint {args.resume}")
+                            f"checkpoint {plan.resume}")
         if plan.configs is not None:
-            course = Alternation(settings, plan.configs, evaluator, folder, bar, args.quiet, start, plan.run,
-                                 bool(args.resume), lambda: _final_round_robin(evaluator, args.quiet))
+            course = Alternation(plan, evaluator, folder, bar, lambda: _final_round_robin(evaluator, plan.quiet))
         else:
-            course = OnePopulation(plan, evaluator, folder, bar, args)
-        resumed_from = f", resumed from {os.path.basename(args.resume)}" if args.resume else ""
+            course = OnePopulation(plan, evaluator, folder, bar)
+        resumed_from = f", resumed from {os.path.basename(plan.resume)}" if plan.resume else ""
         print(f"neatpar evolve: {_shown_path(plan.run.config_path)} -> {folder.path} (generations {start.done}.."
               f"{settings.generations - 1}{resumed_from}); watch it: {_watch_command(folder.path)}", flush=True)
         try:
@@ -175,11 +174,11 @@ def _import_run_modules(settings: Settings) -> None:
         importlib.import_module(name)
 
 
-def _finish(folder: RunFolder, evaluator: EnvEvaluator, config, settings: Settings, rows: list, run: RunSettings,
-            quiet: bool) -> None:
+def _finish(plan: Plan, folder: RunFolder, evaluator: EnvEvaluator, rows: list) -> None:
     """The winner files, its models for Unity and the plot of a run that ended (the simulator is
     no longer needed); what the run left and the commands that play and watch it (with --quiet,
     the winner and its file only)."""
+    config, settings, quiet = plan.config, plan.settings, plan.quiet
     evaluator.close()
     # The best genome found, as it was when it scored best (neat-python's best_genome is the
     # live object, whose fitness a later generation may have overwritten); in self-play the
@@ -200,7 +199,7 @@ def _finish(folder: RunFolder, evaluator: EnvEvaluator, config, settings: Settin
     print(f"\nwinner: genome {best.key}, fitness {best.fitness:.3f}{_league_note(evaluator)}")
     for path in files + plots:
         print(f"  {path}")
-    print(f"\nplay it: {_program()} play --config {_shown_path(run.config_path)} --genome {winner}")
+    print(f"\nplay it: {_program()} play --config {_shown_path(plan.run.config_path)} --genome {winner}")
     print(f"watch it: {_watch_command(folder.path)}", flush=True)
 
 

@@ -6,16 +6,17 @@ from __future__ import annotations
 import os
 import statistics
 
-from ..envs.base import Layout
+from ..config.files import load, population_configs
+from ..config.settings import Settings
 from ..errors import ConfigError
 from ..record.folder import load_behaviors
-from ..record.genomes import load_genome
 from ..record.models import choose_behavior, write_model
 from ..record.tensorboard import behavior_run
 from ..run.environments import open_environment
 from ..run.evaluator import EnvEvaluator
 from ..run.runner import survey
-from ..settings import Settings, load, population_configs
+from ..types.environment import Layout
+from ..types.genome_file import load_genome
 
 
 def layouts_for(settings: Settings, genome_path: str) -> dict[str, Layout]:

@@ -1,7 +1,8 @@
 """A run's plan: everything `neatpar evolve` decides before anything starts (evolve.py carries it
-out). A new run's settings come from its config file and the flags typed; a resumed run's from its
-checkpoint, where they are stored, checked against what was typed again. Whatever can be refused
-is refused here, before a run folder or a simulator exists."""
+out). The command line's arguments are read here and nowhere else: a new run's settings come from
+its config file and the flags typed; a resumed run's from its checkpoint, where they are stored,
+checked against what was typed again. Whatever can be refused is refused here, before a run
+folder or a simulator exists."""
 from __future__ import annotations
 
 import os
@@ -10,11 +11,12 @@ from dataclasses import dataclass
 
 import neat
 
+from ..config.files import population_configs
+from ..config.run_settings import RunSettings, resumed
+from ..config.settings import Settings, flags
 from ..errors import ConfigError
 from ..record.checkpoint import Checkpoint, PopulationState
-from ..record.run_settings import RunSettings, resumed
-from ..run.state import RunState
-from ..settings import Settings, flags, population_configs
+from ..types.run_state import RunState
 
 
 @dataclass
@@ -43,9 +45,10 @@ class Start:
 @dataclass
 class Plan:
     """Everything a run is made of before anything starts: its settings (as stored with the run),
-    where it starts, its folder (`here`: the resumed checkpoint's own folder) and the notes about
-    settings a resume changed. An asymmetric self-play run's `configs` are its populations' neat
-    configs (`config` is the first one's, the checkpoints' neat-python part)."""
+    where it starts, its folder (`here`: the resumed checkpoint's own folder), the notes about
+    settings a resume changed, whether it prints progress (not when `quiet`) and the checkpoint it
+    resumes from (`resume`, None for a new run). An asymmetric self-play run's `configs` are its
+    populations' neat configs (`config` is the first one's, the checkpoints' neat-python part)."""
     run: RunSettings
     config: neat.Config
     settings: Settings
@@ -54,6 +57,8 @@ class Plan:
     here: bool = False
     notes: tuple[str, ...] = ()
     configs: dict | None = None
+    quiet: bool = False
+    resume: str | None = None
 
 
 def _default_out(config_path: str) -> str:
@@ -77,8 +82,9 @@ def _given_flags(args) -> dict[str, str]:
 
 
 def make_plan(args) -> Plan:
-    """The run's settings, start and folder; everything that can be refused is refused here,
-    before the run folder or a simulator exists."""
+    """The run's plan from `neatpar evolve`'s parsed arguments (the only reader of them): its
+    settings, start and folder; everything that can be refused is refused here, before the run
+    folder or a simulator exists."""
     if args.resume:
         return _plan_resume(args)
     if args.config is None:
@@ -91,7 +97,7 @@ def make_plan(args) -> Plan:
     config, configs = _populations(config, settings, run)
     population = neat.Population(config, seed=settings.seed)
     return Plan(run, config, settings, Start(population, []), args.out or _default_out(args.config),
-                configs=configs)
+                configs=configs, quiet=args.quiet)
 
 
 def _plan_resume(args) -> Plan:
@@ -120,4 +126,5 @@ def _plan_resume(args) -> Plan:
                           f"greater than {start.done}")
     home = os.path.dirname(os.path.dirname(os.path.abspath(args.resume)))
     out = os.path.abspath(args.out or home)
-    return Plan(run, config, settings, start, out, out == home, tuple(notes), configs)
+    return Plan(run, config, settings, start, out, here=out == home, notes=tuple(notes), configs=configs,
+                quiet=args.quiet, resume=args.resume)

@@ -6,37 +6,57 @@ from __future__ import annotations
 
 import random
 import time
+from dataclasses import dataclass
 
 import neat
 
+from ..config.run_settings import RunSettings
 from ..record.checkpoint import Checkpoint, PopulationState, save_bytes
 from ..record.folder import RunFolder
-from ..record.run_settings import RunSettings
 from ..record.stats_row import StatsRow
 from ..record.tensorboard import EventLog
 from .progress import GenerationBar
 
 
+@dataclass(frozen=True)
+class Reporting:
+    """Where and how a population's generations are reported: the run folder of its stats.csv,
+    behaviors and checkpoints, the run's settings every checkpoint carries (`run`), whether it
+    prints progress lines (not when `quiet`), its TensorBoard events and progress bar (None: none)
+    and the label that begins each progress line."""
+    folder: RunFolder
+    run: RunSettings
+    quiet: bool = False
+    events: EventLog | None = None
+    bar: GenerationBar | None = None
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class CheckpointSchedule:
+    """When a recorder writes checkpoints: every `interval` generations and once the run's last
+    generation (`final`) has been made; `interval` None writes none (a run that writes its own:
+    alternation.py)."""
+    interval: int | None
+    final: int
+
+
 class RunRecorder(neat.reporting.BaseReporter):
     """Progress lines, stats rows, TensorBoard events, checkpoints and the state a Ctrl+C
-    checkpoint needs. Checkpoints are written every `interval` generations and when the run's
-    last generation (`final`) has been made; every checkpoint carries the run's settings (`run`).
-    `interval` None writes no checkpoints (a run that writes its own: alternation.py). `events` and
-    `bar` are optional (no TensorBoard files, no progress bar); `label` begins each progress line."""
+    checkpoint needs, of one population whose stats rows so far are `rows` (appended to as it
+    goes): where and how they are reported is `reporting`, when checkpoints are written
+    `checkpoints`."""
 
-    def __init__(self, population, evaluator, folder: RunFolder, interval: int | None, final: int,
-                 run: RunSettings, quiet: bool, rows: list, events: EventLog | None = None,
-                 bar: GenerationBar | None = None, label: str = ""):
-        self.population, self.evaluator, self.folder = population, evaluator, folder
-        self.interval, self.final, self.run = interval, final, run
-        self.quiet, self.rows = quiet, rows
+    def __init__(self, population, evaluator, rows: list, reporting: Reporting, checkpoints: CheckpointSchedule):
+        self.population, self.evaluator, self.rows, self.checkpoints = population, evaluator, rows, checkpoints
+        self.folder, self.run, self.quiet = reporting.folder, reporting.run, reporting.quiet
         self.solved: int | None = None  # the generation whose fitness reached fitness_threshold
-        self.events, self.bar, self.label = events, bar, label
+        self.events, self.bar, self.label = reporting.events, reporting.bar, reporting.label
         self.population_behaviors = list(evaluator.settings.population_behaviors)
         self.generation = population.generation
         self.started = time.perf_counter()
         self.snapshot = b""
-        self.behaviors_recorded = folder.has_behaviors()
+        self.behaviors_recorded = self.folder.has_behaviors()
 
     def __reduce__(self):
         # neat-python's species set keeps the reporters, so checkpoints pickle them; this one
@@ -87,11 +107,13 @@ class RunRecorder(neat.reporting.BaseReporter):
 
     def end_generation(self, config, population, species_set):
         next_generation = self.generation + 1
-        due = self.interval is not None and (next_generation % self.interval == 0 or next_generation == self.final)
+        interval = self.checkpoints.interval
+        due = interval is not None and (next_generation % interval == 0 or next_generation == self.checkpoints.final)
         if due:
             # neat-python counts the new generation after its reporters have seen it
-            made = PopulationState(self.population.config, population, species_set, next_generation,
-                                   self.population.best_genome, self._rows_before(next_generation))
+            made = PopulationState(config=self.population.config, population=population, species=species_set,
+                                   generation=next_generation, best_genome=self.population.best_genome,
+                                   rows=self._rows_before(next_generation))
             self._checkpoint(made).save(self.folder.path)
 
     def _rows_before(self, generation: int) -> list:

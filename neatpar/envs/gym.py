@@ -1,4 +1,4 @@
-"""Gymnasium environments as the runner's Environment (envs/base.py): N copies of one environment
+"""Gymnasium environments as the runner's Environment (types/environment.py): N copies of one environment
 played at once in this process, each copy an agent of one behavior named after the environment.
 
 A copy plays one episode after another. When its episode ends (terminated, or truncated by a
@@ -24,19 +24,13 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from ..config.settings import DEFAULT_COPIES
+from ..config.targets import GYM_PREFIX, gym_behavior_name
 from ..errors import ConfigError, EnvironmentMismatch, one_line
-from .base import Batch, Layout
+from ..types.environment import Batch, Layout
 
-PREFIX = "gymnasium:"       # how a settings' env names a Gymnasium environment
-DEFAULT_COPIES = 64         # copies played at once when the settings do not say
 INSTALL_HINT = "pip install 'neatpar[gym]' (gymnasium 1.4 with Box2D and pygame)"
 SEED_STRIDE = 2 ** 32       # episode k after reset(seed) is seeded with seed * SEED_STRIDE + k
-
-
-def behavior_name(target: str) -> str:
-    """The behavior a Gymnasium environment's copies report as: its id or class name, i.e. what
-    follows the last ':' of `target` ('CartPole-v1', 'package.module:MyEnv' -> 'MyEnv')."""
-    return target.rpartition(":")[2]
 
 
 def episode_seed(seed: int, k: int) -> int:
@@ -60,7 +54,7 @@ def make(target: str, kwargs: Mapping[str, Any] | None = None, max_steps: int | 
     gymnasium.make. `max_steps` adds a TimeLimit of that many steps on top of the environment's
     own. Errors (unknown id, missing module or dependency, bad keyword) are one-line ConfigErrors."""
     gym = gymnasium()
-    shown = PREFIX + target
+    shown = GYM_PREFIX + target
     try:
         env = gym.make(_resolve(gym, target), **dict(kwargs or {}))
     except gym.error.DependencyNotInstalled as error:
@@ -88,7 +82,7 @@ def _resolve(gym, target: str):
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as error:
         if error.name is not None and module_name.startswith(error.name):
-            raise ConfigError(f"env = {PREFIX}{target}: no module named {module_name!r} (module:Class names an "
+            raise ConfigError(f"env = {GYM_PREFIX}{target}: no module named {module_name!r} (module:Class names an "
                               f"Env class of your own; the module must be importable)") from None
         raise
     found = module
@@ -97,7 +91,7 @@ def _resolve(gym, target: str):
     if isinstance(found, type) and issubclass(found, gym.Env):
         return gym.envs.registration.EnvSpec(id=name, entry_point=found)
     if found is not None:
-        raise ConfigError(f"env = {PREFIX}{target}: {module_name}.{name} is not a gymnasium.Env subclass")
+        raise ConfigError(f"env = {GYM_PREFIX}{target}: {module_name}.{name} is not a gymnasium.Env subclass")
     return target  # 'module:Id-v0': the module registers the id
 
 
@@ -180,7 +174,7 @@ def check(setup: GymSetup) -> Layout:
     """Make one copy to check that the environment exists and has spaces neatpar takes; its Layout."""
     env = make(setup.target, setup.kwargs)
     try:
-        return layout_of(behavior_name(setup.target), env.observation_space, env.action_space)
+        return layout_of(gym_behavior_name(setup.target), env.observation_space, env.action_space)
     finally:
         env.close()
 
@@ -196,7 +190,7 @@ class GymEnvironment:
 
     def __init__(self, setup: GymSetup):
         self.setup = setup
-        self.behavior = behavior_name(setup.target)
+        self.behavior = gym_behavior_name(setup.target)
         self.seed: int | None = None   # the seed of the last reset that gave one (episode seeds derive from it)
         self.episodes = 0              # episodes started since then
         self._envs: list = []

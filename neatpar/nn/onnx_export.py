@@ -76,8 +76,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from ..envs.base import Layout
 from ..errors import ExportError
+from ..types.environment import Layout
 from .compile import BUILTIN_ACTIVATIONS, BUILTIN_AGGREGATIONS, Tables
 
 OPSET = 9

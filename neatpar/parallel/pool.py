@@ -1,4 +1,6 @@
-"""A spawn-context process pool with `apply_async`, driven by an explicit state machine.
+"""A spawn-context process pool with `apply_async`, driven by an explicit state machine: one
+table (TRANSITIONS) says which messages a worker may send in each of its states and where each
+leads; every message is checked against it, and every change of a worker's state goes through it.
 
 Unlike multiprocessing.Pool it knows which task each worker runs, so it can tell a task whose
 worker died (SIGKILL, segfault, os._exit) or hung apart from the others, replace only that
@@ -21,9 +23,9 @@ import sys
 import time
 import warnings
 from collections import deque
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, NamedTuple
 
-from ..errors import LiveHandleError, RemoteError, TaskTimeout, WorkerDied, WorkerStartError
+from ..errors import LiveHandleError, PoolProtocolError, RemoteError, TaskTimeout, WorkerDied, WorkerStartError
 from . import module_state, worker_errors, workers
 from .handles import install_exit_hooks
 from .messages import Done, Drop, Failed, Items, LoadFailed, Put, Reached, Ready, Retire, StartFailed, StartStage, Stop
@@ -31,11 +33,36 @@ from .serialize import dumps
 from .transfer import dumps_checked, pickle_startup, pickle_task
 from .workers import LOADING, LoadMark, SharedRef
 
+
 class WorkerState(enum.Enum):
+    """Where a pool worker is: starting (until Ready), idle, running a task, or gone (its process
+    ended)."""
     STARTING = "starting"
     IDLE = "idle"
     BUSY = "busy"
     GONE = "gone"
+
+
+class Dispatched(NamedTuple):
+    """The pool handed an idle worker a task (an event of the pool's, not a worker's message)."""
+
+
+class Ended(NamedTuple):
+    """The worker's process ended: it exited or died, or the pool killed or stopped it."""
+
+
+# The state machine, one row per state: the messages a worker in that state may send (and the
+# pool's own events) and the state each leads to. A message not in its worker's row is out of turn.
+TRANSITIONS: dict[WorkerState, dict[type, WorkerState]] = {
+    WorkerState.STARTING: {Reached: WorkerState.STARTING, Ready: WorkerState.IDLE, StartFailed: WorkerState.GONE,
+                           Ended: WorkerState.GONE},
+    WorkerState.IDLE: {Dispatched: WorkerState.BUSY, Retire: WorkerState.GONE, Ended: WorkerState.GONE},
+    WorkerState.BUSY: {Items: WorkerState.BUSY, Done: WorkerState.IDLE, Failed: WorkerState.IDLE,
+                       LoadFailed: WorkerState.IDLE,
+                       Retire: WorkerState.GONE,   # maxtasksperchild reached; the task sent meanwhile is queued again
+                       Ended: WorkerState.GONE},
+    WorkerState.GONE: {},
+}
 
 
 class AsyncResult:
@@ -255,7 +282,11 @@ class Pool:
         exited, else WorkerDied; never left waiting for a worker that is gone."""
         if w.task is None or w.state is WorkerState.GONE:
             return
-        self._drain(w)
+        task = w.task
+        try:
+            self._drain(w)
+        except PoolProtocolError as error:   # the pool is stopping: the task ends with the error
+            task.result._finish(error=error)
         task = w.task
         if task is not None and not task.result.ready():
             task.result._finish(error=WorkerDied(f"the pool was stopped while worker {w.index} ran task {task.id}",
@@ -315,7 +346,7 @@ class Pool:
         """Mark a worker whose process has exited as gone and release its handles."""
         if w.state is WorkerState.GONE:
             return
-        w.state = WorkerState.GONE
+        self._step(w, Ended())
         for handle in (w.conn, w.process.sentinel):
             try:
                 self._selector.unregister(handle)
@@ -380,33 +411,68 @@ class Pool:
             pass
 
     def _on_message(self, w: _Worker, message) -> None:
+        """A worker's message, checked against its state (TRANSITIONS), handled, and the worker
+        moved on to the state the table gives (unless handling it ended the worker)."""
         w.last_progress = time.monotonic()
-        if isinstance(message, Reached):
-            w.reached = message
-        elif isinstance(message, Ready):
-            w.state = WorkerState.IDLE
-            if message.unseeded and not self._warned:
-                self._warned = True
-                warnings.warn(module_state.warning_text(message.unseeded), RuntimeWarning, stacklevel=_caller_level())
-        elif isinstance(message, LoadFailed):
-            self._finish_task(w, error=worker_errors.task_not_loaded(w.index, message))
-        elif isinstance(message, Items):
-            w.task.result.partial.extend(message.items)
-        elif isinstance(message, Done):
-            w.task.result.partial.extend(message.items)
-            self._finish_task(w, value=message.value)
-        elif isinstance(message, Failed):
-            error = RemoteError(message.summary, message.traceback, list(w.task.result.partial))
-            if message.pickled_error is not None:
-                error.__cause__ = pickle.loads(message.pickled_error)
-            self._finish_task(w, error=error)
-        elif isinstance(message, Retire):  # maxtasksperchild reached; a task sent meanwhile never started
-            if w.task is not None:
-                self._queue.appendleft(w.task)
-            self._kill(w)
-            self._replace(w)
-        elif isinstance(message, StartFailed):
-            self._on_start_error(w, message)
+        self._check_turn(w, message)
+        self._HANDLERS[type(message)](self, w, message)
+        if w.state is not WorkerState.GONE:
+            self._step(w, message)
+
+    def _check_turn(self, w: _Worker, message) -> None:
+        """A PoolProtocolError for a message the worker's state does not accept, or one about
+        another task than the worker's."""
+        accepted = [kind.__name__ for kind in TRANSITIONS[w.state] if kind not in (Dispatched, Ended)]
+        task_id = getattr(message, "task_id", None)
+        if type(message) in TRANSITIONS[w.state] and type(message) not in (Dispatched, Ended) and (
+                task_id is None or (w.task is not None and task_id == w.task.id)):
+            return
+        doing = f" with task {w.task.id}" if w.task is not None else ""
+        about = f" about task {task_id}" if task_id is not None else ""
+        raise PoolProtocolError(
+            f"pool worker {w.index} (pid {w.process.pid}) sent {type(message).__name__}{about} while "
+            f"{w.state.value}{doing}, out of turn ({'an' if w.state is WorkerState.IDLE else 'a'} {w.state.value} "
+            f"worker sends {' or '.join(accepted) or 'nothing'}): "
+            f"the pool stops; a task must not send on its worker's channel (neatpar.parallel.workers.send)")
+
+    def _step(self, w: _Worker, event) -> None:
+        """The one place a worker's state changes: to where TRANSITIONS leads from its state on
+        `event` (a message it sent, or Dispatched or Ended)."""
+        after = TRANSITIONS[w.state].get(type(event))
+        if after is None:
+            raise PoolProtocolError(f"pool worker {w.index} cannot take {type(event).__name__} while {w.state.value}")
+        w.state = after
+
+    def _on_reached(self, w: _Worker, message: Reached) -> None:
+        w.reached = message
+
+    def _on_ready(self, w: _Worker, message: Ready) -> None:
+        if message.unseeded and not self._warned:
+            self._warned = True
+            warnings.warn(module_state.warning_text(message.unseeded), RuntimeWarning, stacklevel=_caller_level())
+
+    def _on_load_failed(self, w: _Worker, message: LoadFailed) -> None:
+        self._finish_task(w, error=worker_errors.task_not_loaded(w.index, message))
+
+    def _on_items(self, w: _Worker, message: Items) -> None:
+        w.task.result.partial.extend(message.items)
+
+    def _on_done(self, w: _Worker, message: Done) -> None:
+        w.task.result.partial.extend(message.items)
+        self._finish_task(w, value=message.value)
+
+    def _on_failed(self, w: _Worker, message: Failed) -> None:
+        error = RemoteError(message.summary, message.traceback, list(w.task.result.partial))
+        if message.pickled_error is not None:
+            error.__cause__ = pickle.loads(message.pickled_error)
+        self._finish_task(w, error=error)
+
+    def _on_retire(self, w: _Worker, message: Retire) -> None:
+        """maxtasksperchild reached: a task sent meanwhile never started and is queued again."""
+        if w.task is not None:
+            self._queue.appendleft(w.task)
+        self._kill(w)
+        self._replace(w)
 
     def _on_start_error(self, w: _Worker, message: StartFailed) -> None:
         """Raise the one-line error for a worker that could not start (its traceback went to stderr)."""
@@ -414,6 +480,10 @@ class Pool:
         error = worker_errors.start_failed(message)
         error.remote_traceback = message.traceback
         raise error
+
+    _HANDLERS: dict[type, Callable] = {Reached: _on_reached, Ready: _on_ready, LoadFailed: _on_load_failed,
+                                       Items: _on_items, Done: _on_done, Failed: _on_failed, Retire: _on_retire,
+                                       StartFailed: _on_start_error}
 
     def _on_exit(self, w: _Worker) -> None:
         self._drain(w)
@@ -465,7 +535,6 @@ class Pool:
 
     def _finish_task(self, w: _Worker, value: Any = None, error: BaseException | None = None) -> None:
         task, w.task = w.task, None
-        w.state = WorkerState.IDLE
         task.result._finish(value, error)
 
     def _dispatch(self) -> None:
@@ -481,7 +550,8 @@ class Pool:
                 if key not in w.refs:
                     self._send(w, Put(key, self._shared[key]))
                     w.refs.add(key)
-            w.task, w.state, w.last_progress, w.seen_position = task, WorkerState.BUSY, time.monotonic(), 0
+            self._step(w, Dispatched())
+            w.task, w.last_progress, w.seen_position = task, time.monotonic(), 0
             self._send(w, task.payload)
 
     def _take_task_for(self, w: _Worker) -> _Task | None:

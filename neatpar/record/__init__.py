@@ -1,4 +1,4 @@
 """Everything a run leaves behind, one module per kind of file: the folder (folder.py), its
-settings (run_settings.py), checkpoints (checkpoint.py), stats rows (stats_row.py) and their
+checkpoints (checkpoint.py), stats rows (stats_row.py) and their
 TensorBoard events (tensorboard.py) and plots (plots.py), genome files (genomes.py) and the
 winners' ONNX models (models.py); every file but the event files written atomically (atomic.py)."""

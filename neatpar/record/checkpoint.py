@@ -21,11 +21,11 @@ from typing import Any
 
 import neat
 
+from ..config.run_settings import RunSettings
 from ..errors import ConfigError
 from ..parallel.serialize import dumps
-from ..run.state import RunState
+from ..types.run_state import RunState
 from .atomic import write_atomic
-from .run_settings import RunSettings
 from .stats_row import StatsRow
 
 
@@ -132,13 +132,14 @@ class Checkpoint:
         generation, config, population, species, rndstate = state
         stored = extras.get("run_settings")
         sides = extras.get("sides")
-        return cls(PopulationState(config, population, species, generation, extras.get("best_genome"),
-                                   [StatsRow.from_record(row) for row in extras.get("rows", [])]),
+        return cls(PopulationState(config=config, population=population, species=species, generation=generation,
+                                   best_genome=extras.get("best_genome"),
+                                   rows=[StatsRow.from_record(row) for row in extras.get("rows", [])]),
                    rndstate,
-                   RunState(extras.get("champion"), extras.get("evaluator_generation", generation),
-                            extras.get("selfplay")),
-                   None if stored is None else RunSettings.from_dict(stored),
-                   None if sides is None else {b: PopulationState._from_side_record(s) for b, s in sides.items()})
+                   RunState(champion=extras.get("champion"), generation=extras.get("evaluator_generation", generation),
+                            selfplay=extras.get("selfplay")),
+                   run_settings=None if stored is None else RunSettings.from_dict(stored),
+                   sides=None if sides is None else {b: PopulationState._from_side_record(s) for b, s in sides.items()})
 
     def save(self, folder: str) -> str:
         """Write the checkpoint to `folder`'s checkpoint-N.gz atomically; returns its path."""

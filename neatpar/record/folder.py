@@ -15,18 +15,18 @@ import subprocess
 import tempfile
 from typing import NamedTuple
 
-from ..envs.base import Layout
+from ..config.run_settings import RunSettings
 from ..errors import ConfigError
+from ..types.environment import Layout
 from .atomic import write_atomic
 from .checkpoint import checkpoint_path
 from .genomes import save_genome_json, save_genome_pickle
 from .plots import plot
-from .run_settings import RunSettings
 from .stats_row import EMPTY, StatsRow, stats_columns
 
 BEHAVIORS_FILE = "behaviors.json"
 LEAGUE_FILE = "league.json"
-RUN_FILE = "run.json"  # the run's settings (run_settings.py), also in every checkpoint
+RUN_FILE = "run.json"  # the run's settings (config/run_settings.py), also in every checkpoint
 
 
 class MovedLogs(NamedTuple):

@@ -8,10 +8,10 @@ import re
 
 import onnx
 
-from ..envs.base import Layout
+from ..config.settings import Settings
 from ..errors import ConfigError
-from ..nn.onnx_export import export_policy
-from ..settings import Settings
+from ..nn.networks import engine
+from ..types.environment import Layout
 from .atomic import write_atomic
 
 
@@ -29,10 +29,9 @@ def save_policy(model: onnx.ModelProto, path: str) -> None:
 
 
 def write_model(genome, neat_config, settings: Settings, layout: Layout, path: str) -> str:
-    """The genome's model for a behavior of `layout`, written atomically to `path`."""
-    ctrnn = (settings.ctrnn_decision_time, settings.ctrnn_time_step) if settings.network == "ctrnn" else None
-    save_policy(export_policy(genome, neat_config, layout, recurrent=settings.network == "recurrent", ctrnn=ctrnn),
-                path)
+    """The genome's model for a behavior of `layout` (its network kind's export, nn/networks.py),
+    written atomically to `path`."""
+    save_policy(engine(settings.network_kind).export(genome, neat_config, layout, settings), path)
     return path
 
 

@@ -15,8 +15,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from ..run.league import LeagueValues
-from ..run.stats import GenerationStats
+from ..types.stats import GenerationStats, LeagueValues
 
 STATS_FIELDS = ("generation", "best_fitness", "mean_fitness", "stdev_fitness", "species", "episodes",
                 "scored_steps", "scored_steps_per_s", "agent_steps", "seconds",
@@ -72,11 +71,13 @@ class StatsRow:
         if len(population_behaviors) > 1:
             behaviors = {b: BehaviorValues(_mean(stats.scored[b].returns), _mean(stats.scored[b].lengths))
                          for b in population_behaviors if b in stats.scored}
-        return cls(generation, max(fits), statistics.fmean(fits), statistics.pstdev(fits), len(species.species),
-                   stats.episodes, stats.scored_steps, round(stats.scored_steps_per_second, 1), stats.agent_steps,
-                   round(seconds, 3), _mean(returns), _mean(lengths), statistics.fmean(n for n, _ in sizes),
-                   statistics.fmean(c for _, c in sizes), league, behaviors, stats.game.summary(),
-                   {sid: len(s.members) for sid, s in species.species.items()})
+        return cls(generation=generation, best_fitness=max(fits), mean_fitness=statistics.fmean(fits),
+                   stdev_fitness=statistics.pstdev(fits), species=len(species.species), episodes=stats.episodes,
+                   scored_steps=stats.scored_steps, scored_steps_per_s=round(stats.scored_steps_per_second, 1),
+                   agent_steps=stats.agent_steps, seconds=round(seconds, 3), mean_return=_mean(returns),
+                   mean_episode_length=_mean(lengths), mean_nodes=statistics.fmean(n for n, _ in sizes),
+                   mean_connections=statistics.fmean(c for _, c in sizes), league=league, behaviors=behaviors,
+                   game=stats.game.summary(), species_sizes={sid: len(s.members) for sid, s in species.species.items()})
 
     def columns(self) -> dict[str, Any]:
         """The row's stats.csv cells, column -> value, in the order of the columns (see the module

@@ -1,12 +1,12 @@
-"""The environment a run's settings name, behind the runner's interface (envs/base.py): a Unity
+"""The environment a run's settings name, behind the runner's interface (types/environment.py): a Unity
 build (or the Editor), or copies of a Gymnasium environment."""
 from __future__ import annotations
 
 from typing import Callable
 
-from ..envs.base import Environment
+from ..config.settings import Settings
 from ..envs.gym import DEFAULT_COPIES, GymEnvironment, GymSetup, check as check_gym
-from ..settings import Settings
+from ..types.environment import Environment
 
 
 def gym_setup(settings: Settings) -> GymSetup:

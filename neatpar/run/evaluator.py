@@ -9,9 +9,14 @@ import copy
 import dataclasses
 from typing import Any, Callable, Mapping
 
+from ..config.behaviors import Role
+from ..config.files import load
+from ..config.readers import Source
+from ..config.settings import Settings
 from ..errors import LiveHandleError, NeatparError
-from ..record.genomes import load_genome
-from ..settings import Role, Settings, Source, load
+from ..types.genome_file import load_genome
+from ..types.run_state import RunState
+from ..types.stats import GenerationStats
 from .environments import check_environment, gym_setup, open_environment
 from .hosts import HostScheduler, HostSetup
 from .local_hosts import LocalHosts
@@ -19,8 +24,6 @@ from .ray_hosts import RayHosts
 from .inference import make_inference
 from .league import SelfPlay
 from .runner import EpisodeRunner, Match, aggregate, standard_match
-from .state import RunState
-from .stats import GenerationStats
 
 
 class EnvEvaluator:
@@ -31,7 +34,7 @@ class EnvEvaluator:
         winner = population.run(evaluator.evaluate, 30)
         evaluator.close()   # or use a with block
 
-    Keyword arguments are the settings of neatpar.settings.Settings (the keys of a config file's
+    Keyword arguments are the settings of neatpar.Settings (the keys of a config file's
     [neatpar] section), checked the same way. `EnvEvaluator.from_config(path, **changes)` reads
     them from a config file, `EnvEvaluator.from_settings(settings)` takes them ready-made.
     `behaviors` is required for Unity builds; a Gymnasium environment has one behavior, its copies.
@@ -102,7 +105,7 @@ class EnvEvaluator:
 
     @property
     def environment(self):
-        """This process's environment (envs/base.py), created on first use; never with env hosts."""
+        """This process's environment (types/environment.py), created on first use; never with env hosts."""
         if self._environment is None:
             self._environment = open_environment(self.settings, self.log_folder)
         return self._environment

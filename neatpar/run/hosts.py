@@ -43,12 +43,12 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
 
+from ..config.settings import Settings
 from ..errors import HostLost, NeatparError
 from ..parallel.serialize import dumps
-from ..settings import Settings
+from ..types.stats import GenerationStats
 from .environments import open_environment
 from .runner import Compiled, EpisodeRunner, Match, Survey, compile_generation, survey
-from .stats import GenerationStats
 
 log = logging.getLogger("neatpar")
 

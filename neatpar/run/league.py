@@ -46,10 +46,11 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Callable, NamedTuple, Sequence
 
+from ..config.behaviors import Role
+from ..config.settings import Settings
 from ..errors import ConfigError
-from ..settings import Role, Settings
+from ..types.stats import EpisodeEnd, GenerationStats, LeagueValues
 from .runner import Match, standard_match
-from .stats import EpisodeEnd, GenerationStats
 
 INITIAL_RATING = 1200.0   # ML-Agents' initial_elo
 RATING_SCALE = 400.0      # the logistic expectation's 10^(R/400)
@@ -127,13 +128,6 @@ def rate(learner: League, opponents: League, games: Sequence[Game]) -> None:
         change = game.result - expected(learner.rating, member.rating)
         learner.rating += change
         member.rating -= change
-
-
-class LeagueValues(NamedTuple):
-    """A self-play run's stats values after a generation: the rating of the population's best (the
-    learner whose generation it was), and the size of its league."""
-    elo: float
-    league_size: int
 
 
 class Round(NamedTuple):

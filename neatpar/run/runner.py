@@ -1,6 +1,6 @@
 """The episode runner: plays a generation of genomes on the agents of an environment.
 
-Per step, data moves one way: the reports of every behavior (envs/base.py) -> one batched call of
+Per step, data moves one way: the reports of every behavior (types/environment.py) -> one batched call of
 the population kernel -> actions. Each configured behavior has a role: its agents are driven by
 the genomes under evaluation (`population`), by the best genome found so far (`champion`, frozen
 for the generation), by past champions of a self-play league (`league`: league.py plays a
@@ -40,13 +40,14 @@ from typing import Any, Callable, Iterable, Mapping, NamedTuple
 
 import numpy as np
 
-from ..envs.base import Batch, Environment, Layout
+from ..config.behaviors import Role
+from ..config.settings import Settings
 from ..errors import EnvironmentMismatch, NeatparError, SimulatorError, one_line
-from ..nn import CTRNNPopulation, FeedForwardPopulation, RecurrentPopulation
 from ..nn.mixed import MixedPopulation
-from ..settings import Role, Settings
+from ..nn.networks import engine
+from ..types.environment import Batch, Environment, Layout
+from ..types.stats import EpisodeEnd, GenerationStats, ScoredEpisodes
 from .inference import InProcessInference
-from .stats import EpisodeEnd, GenerationStats, ScoredEpisodes
 
 log = logging.getLogger("neatpar")
 MAX_SIMULATOR_FAILURES = 3
@@ -195,11 +196,8 @@ def compile_generation(genomes: list, champion, files: dict, settings: Settings,
 
 
 def population_kernel(genomes: list, settings: Settings, neat_config: Any):
-    """The population kernel of the settings' network kind for `genomes`."""
-    if settings.network == "ctrnn":
-        return CTRNNPopulation.create(genomes, neat_config, settings.ctrnn_decision_time, settings.ctrnn_time_step)
-    kernel_type = RecurrentPopulation if settings.network == "recurrent" else FeedForwardPopulation
-    return kernel_type.create(genomes, neat_config)
+    """The population kernel of the settings' network kind for `genomes` (its engine, nn/networks.py)."""
+    return engine(settings.network_kind).kernel(genomes, neat_config, settings)
 
 
 class Arrivals:
@@ -226,7 +224,7 @@ class Arrivals:
 
 
 class EpisodeRunner:
-    """Runs generations on an environment (envs/base.py); the networks run on `inference`
+    """Runs generations on an environment (types/environment.py); the networks run on `inference`
     (inference.py: in this process, on the pool, or whichever is faster)."""
 
     def __init__(self, environment: Environment, settings: Settings, neat_config: Any, inference=None,

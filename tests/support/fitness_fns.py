@@ -187,3 +187,16 @@ def sys_exit_for_victim(genome, config):
     if _victim(genome):
         raise SystemExit(f"exit in genome {genome.key}")
     return float(genome.key)
+
+
+def send_out_of_turn(message, delay: float = 0.0):
+    """Sends `message` to the pool on this worker's own channel, as a task that meddles with the
+    pool's protocol would: at once, or `delay` seconds later from a thread (after the task has
+    returned, so that it arrives while the worker is idle)."""
+    import threading
+    from neatpar.parallel import workers
+    if delay:
+        threading.Timer(delay, workers.send, (message,)).start()
+    else:
+        workers.send(message)
+    return "sent"

@@ -1,4 +1,4 @@
-"""A Unity game as the runner's Environment (envs/base.py), through mlagents-envs' UnityEnvironment.
+"""A Unity game as the runner's Environment (types/environment.py), through mlagents-envs' UnityEnvironment.
 
 The game decides when a behavior first reports (its BehaviorSpec arrives with its first agent's
 first decision request or terminal step, whenever that is) and which agents report each step
@@ -24,7 +24,7 @@ from mlagents_envs.exception import (
 )
 
 from ...errors import EnvironmentMismatch, SimulatorError, one_line
-from ..base import Aggregation, Batch, GameStat, Layout
+from ...types.environment import Aggregation, Batch, GameStat, Layout
 from .bridge import SimulatorBridge
 
 # What a game that dies or stops answering raises inside mlagents-envs.

@@ -1,9 +1,9 @@
-"""A run's stored settings (neatpar/record/run_settings.py): what a resume continues with, and how what
+"""A run's stored settings (neatpar/config/run_settings.py): what a resume continues with, and how what
 is typed again is applied with a note or refused."""
 import pytest
 
 from neatpar.errors import ConfigError
-from neatpar.record.run_settings import RunSettings, config_changes, resumed
+from neatpar.config.run_settings import RunSettings, config_changes, resumed
 from support.configs import ball_cfg
 
 WHERE = "run/checkpoints/checkpoint-2.gz"

@@ -18,13 +18,21 @@ from typing import Any, Mapping, NamedTuple
 import neat
 
 from ..errors import ConfigError, one_line
-from ..settings import Settings, Source, load
+from .files import load
+from .settings import Settings, Source, resumable
 
-# Keys whose change leaves every generation's result as it is: how long the run goes on, when
-# checkpoints are written, where the networks and env hosts run, how long to wait for them.
-HARMLESS_KEYS = {("neatpar", key) for key in ("generations", "checkpoint_interval", "inference", "workers",
-                                              "backend", "address", "timeout", "worker_id")} | {
-    ("NEAT", "fitness_threshold"), ("NEAT", "no_fitness_termination")}
+# neat-python's keys whose change leaves every generation's result as it is (when the run stops);
+# a [neatpar] key says so in its declaration (config/settings.py: `resumable`).
+RESUMABLE_NEAT_KEYS = ("fitness_threshold", "no_fitness_termination")
+
+
+def may_change_on_resume(section: str, key: str) -> bool:
+    """Whether a resumed run may give `[section] key` another value: only keys that change how long
+    the run goes on, when checkpoints are written, where the networks and env hosts run and how
+    long to wait for them."""
+    if section == "neatpar":
+        return resumable(key)
+    return section == "NEAT" and key in RESUMABLE_NEAT_KEYS
 
 
 class ConfigChange(NamedTuple):
@@ -108,7 +116,7 @@ def _config_given_again(stored: RunSettings, config_path: str, where: str) -> tu
     results depend on, else taken (with a note when it changes anything)."""
     text = RunSettings.from_file(config_path, {}).config_text
     changed = config_changes(stored.config_text, text)
-    harmful = [c for c in changed if (c.section, c.key) not in HARMLESS_KEYS]
+    harmful = [c for c in changed if not may_change_on_resume(c.section, c.key)]
     if harmful:
         first = harmful[0]
         raise ConfigError(
@@ -132,7 +140,7 @@ def _flags_given_again(record: RunSettings, merged: RunSettings, flags: Mapping[
         if old == new:
             continue
         flag = "--" + name.replace("_", "-")
-        if ("neatpar", name) not in HARMLESS_KEYS:
+        if not may_change_on_resume("neatpar", name):
             raise ConfigError(f"{flag} {flags[name]} differs from the run's {name} = {_shown(old)} (stored in "
                               f"{where}): the resumed generations would differ from an uninterrupted run; leave "
                               f"out {flag} to continue the run, or start a new run with {flag} {flags[name]}")

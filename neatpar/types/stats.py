@@ -7,7 +7,14 @@ import math
 from dataclasses import dataclass, field
 from typing import Mapping, NamedTuple
 
-from ..envs.base import Aggregation, GameStat
+from .environment import Aggregation, GameStat
+
+
+class LeagueValues(NamedTuple):
+    """A self-play run's stats values after a generation: the rating of the population's best (the
+    learner whose generation it was), and the size of its league."""
+    elo: float
+    league_size: int
 
 
 class EpisodeEnd(NamedTuple):

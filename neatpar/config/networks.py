@@ -1,0 +1,83 @@
+"""The kinds of network a run evolves ([neatpar] network): one NetworkKind entry each, its name,
+a few words on what it is, and the rules it sets for the other settings and for the neat config
+it runs with. This is all the settings know of a kind; how a population of it is compiled and
+stepped, and how one of its genomes is exported, is its engine: nn/networks.py's entry of the same
+name. Nothing else compares a network's name.
+
+A new kind is one entry in KINDS below (and its engine in nn/networks.py); the key's choices,
+its help and the reference page follow from the entries.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Literal
+
+from ..errors import ConfigError
+
+MAX_CTRNN_STEPS = 1000  # Euler steps per decision (the ONNX model unrolls them)
+
+
+def _no_rules(settings: Any) -> None:
+    """A kind that asks nothing of the other settings."""
+
+
+def _no_neat_rules(settings: Any, neat_config: Any, source: str) -> None:
+    """A kind that asks nothing of the neat config."""
+
+
+@dataclass(frozen=True)
+class NetworkKind:
+    """One kind of network: `name` as `[neatpar] network` names it, `words` said after it in the
+    key's help ('' for none), `check(settings)` the rules between it and the other settings (a
+    ConfigError when one is broken), `check_neat_config(settings, neat_config, source)` the rules
+    between it and the neat config (`source` names that config in errors)."""
+    name: str
+    words: str = ""
+    check: Callable[[Any], None] = _no_rules
+    check_neat_config: Callable[[Any, Any, str], None] = _no_neat_rules
+
+
+def _feed_forward_genomes(settings: Any, neat_config: Any, source: str) -> None:
+    if not neat_config.genome_config.feed_forward:
+        raise ConfigError(f"{source}: [DefaultGenome] feed_forward = false evolves recurrent genomes; set "
+                          f"[neatpar] network = recurrent (or ctrnn)")
+
+
+def _ctrnn_settings(settings: Any) -> None:
+    steps = math.ceil(settings.ctrnn_decision_time / settings.ctrnn_time_step)
+    if steps > MAX_CTRNN_STEPS:
+        raise ConfigError(f"ctrnn_decision_time = {settings.ctrnn_decision_time} in steps of ctrnn_time_step = "
+                          f"{settings.ctrnn_time_step} is {steps} Euler steps per decision, more than "
+                          f"{MAX_CTRNN_STEPS}: use a larger ctrnn_time_step")
+    if settings.neat_configs:
+        raise ConfigError("neat_configs with network = ctrnn: an asymmetric game's populations of their own neat "
+                          "configs run as feedforward or recurrent networks; set network = feedforward or "
+                          "recurrent, or leave out neat_configs")
+
+
+def _ctrnn_time_constants(settings: Any, neat_config: Any, source: str) -> None:
+    lowest = getattr(neat_config.genome_config, "time_constant_min_value", None)
+    if lowest is not None and not lowest > 0:
+        raise ConfigError(f"{source}: [DefaultGenome] time_constant_min_value = {lowest} lets a node's time "
+                          f"constant reach {lowest}; a CTRNN divides by it: set it above 0 (e.g. 0.01)")
+
+
+KINDS: dict[str, NetworkKind] = {kind.name: kind for kind in (
+    NetworkKind("feedforward", check_neat_config=_feed_forward_genomes),
+    NetworkKind("recurrent"),
+    NetworkKind("ctrnn", "continuous-time", _ctrnn_settings, _ctrnn_time_constants),
+)}
+Network = Literal[tuple(KINDS)]  # the key's type: its choices are the kinds' names
+
+
+def network_kind(name: str) -> NetworkKind:
+    """The entry of the kind `name` (a name the settings have read)."""
+    return KINDS[name]
+
+
+def network_help() -> str:
+    """The key's help: every kind by name, with its words ('feedforward, recurrent or ctrnn
+    (continuous-time) networks')."""
+    shown = [f"{k.name} ({k.words})" if k.words else k.name for k in KINDS.values()]
+    return (", ".join(shown[:-1]) + " or " if len(shown) > 1 else "") + shown[-1] + " networks"

@@ -1,0 +1,59 @@
+"""The network kinds as the settings know them (neatpar/config/networks.py): one entry per kind,
+whose names are the key's choices and whose words make its help; each kind's own rules for the
+other settings (a CTRNN's Euler steps per decision, no neat_configs) and for the neat config
+(feed-forward genomes for feedforward, time constants above 0 for ctrnn), checked on every way of
+making settings."""
+import dataclasses
+
+import pytest
+
+from neatpar.config.files import load
+from neatpar.config.networks import KINDS, MAX_CTRNN_STEPS, network_help, network_kind
+from neatpar.config.settings import Settings
+from neatpar.errors import ConfigError
+from support.configs import CTRNN_GENES, ball_cfg, make_config
+
+GYM = {"env": "gymnasium:CartPole-v1"}
+
+
+def test_the_key_s_choices_and_help_come_from_the_entries():
+    assert tuple(KINDS) == ("feedforward", "recurrent", "ctrnn")
+    field = next(f for f in dataclasses.fields(Settings) if f.name == "network")
+    assert field.metadata["reader"].options == tuple(KINDS)
+    assert field.metadata["help"] == network_help() == "feedforward, recurrent or ctrnn (continuous-time) networks"
+    for name in KINDS:
+        assert Settings.create({**GYM, "network": name}).network_kind is network_kind(name) is KINDS[name]
+
+
+def test_a_ctrnn_s_euler_steps_per_decision_are_bounded():
+    Settings.create({**GYM, "network": "ctrnn", "ctrnn_decision_time": MAX_CTRNN_STEPS * 0.001,
+                     "ctrnn_time_step": 0.001})
+    with pytest.raises(ConfigError, match=f"is {MAX_CTRNN_STEPS + 1} Euler steps per decision, more than"):
+        Settings.create({**GYM, "network": "ctrnn", "ctrnn_decision_time": 1.001, "ctrnn_time_step": 0.001})
+    fine = Settings.create({**GYM, "ctrnn_decision_time": 1.001, "ctrnn_time_step": 0.001})   # not a CTRNN
+    with pytest.raises(ConfigError, match="Euler steps per decision"):
+        dataclasses.replace(fine, network="ctrnn")
+    with pytest.raises(ConfigError, match="Euler steps per decision"):
+        fine.with_changes(network="ctrnn")
+
+
+def test_an_asymmetric_game_s_own_neat_configs_are_refused_for_ctrnns(tmp_path):
+    behaviors = "Duel?team=0: league, Keeper?team=1: league"
+    Settings.create({"env": "/builds/duel", "behaviors": behaviors, "neat_configs": "Keeper?team=1: k.cfg"})
+    with pytest.raises(ConfigError, match="neat_configs with network = ctrnn"):
+        Settings.create({"env": "/builds/duel", "behaviors": behaviors, "neat_configs": "Keeper?team=1: k.cfg",
+                         "network": "ctrnn"})
+
+
+def test_each_kind_s_rules_for_the_neat_config(tmp_path):
+    recurrent = make_config(tmp_path, "recurrent.cfg", feed_forward="false")
+    settings = Settings.create(GYM)
+    with pytest.raises(ConfigError, match="feed_forward = false evolves recurrent genomes; set \\[neatpar\\] network"):
+        settings.check_neat_config(recurrent, "recurrent.cfg")
+    settings.with_changes(network="recurrent").check_neat_config(recurrent)
+    zero = make_config(tmp_path, "zero.cfg", **{**CTRNN_GENES, "time_constant_min_value": 0.0})
+    settings.with_changes(network="recurrent").check_neat_config(zero)
+    with pytest.raises(ConfigError, match="time_constant_min_value = 0.0 lets a node's time constant reach 0.0"):
+        settings.with_changes(network="ctrnn").check_neat_config(zero, "zero.cfg")
+    with pytest.raises(ConfigError, match="feed_forward = false evolves recurrent genomes"):
+        load(ball_cfg(tmp_path, feed_forward="false"))   # a file is checked as it is read
