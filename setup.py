@@ -6,6 +6,7 @@ the environment: main process, spawn workers, simulator builds, scripts that imp
 first). A wheel carries it through build_py; an editable install (`pip install -e .`) gets it
 through editable_wheel, which otherwise installs only its own path hook.
 """
+import glob
 import os
 import shutil
 
@@ -49,8 +50,8 @@ setup(
         ),
         Extension(
             "neatpar.evolution._core",
-            sources=["neatpar/evolution/_core.c"],
-            depends=["neatpar/evolution/rng.h", "neatpar/evolution/pyset.h"],
+            sources=sorted(glob.glob("neatpar/evolution/core/*.c")),
+            depends=["neatpar/evolution/core/core.h"],
             # neat-python's float arithmetic, operation for operation: no fused multiply-adds.
             extra_compile_args=["-O2", "-ffp-contract=off", "-fno-fast-math", "-pthread"],
             extra_link_args=["-pthread"],

@@ -11,35 +11,11 @@ state[624];}. The module checks that layout once against getstate() and the gene
 output (rng_layout_ok); if it differs (another CPython), every call copies the state in with
 getstate() and back with setstate() instead.
 */
-#ifndef NEATPAR_RNG_H
-#define NEATPAR_RNG_H
+#include "core.h"
 
-#include <Python.h>
 #include <math.h>
-#include <stdint.h>
 
-#define MT_N 624
-#define MT_M 397
-
-typedef struct {
-    PyObject_HEAD
-    int index;
-    uint32_t state[MT_N];
-} RandomMirror;
-
-typedef struct {
-    PyObject *inst;          /* random._inst (borrowed from the module state) */
-    int *index;              /* points into the generator, or into `copy` */
-    uint32_t *mt;
-    int has_gauss;           /* gauss_next is a float, not None */
-    double gauss_next;
-    int in_place;
-    RandomMirror copy;       /* used when the layout check failed */
-} Rng;
-
-static PyObject *str_gauss_next, *str_getstate, *str_setstate;
-
-static inline uint32_t
+uint32_t
 rng_u32(Rng *r)
 {
     static const uint32_t mag01[2] = {0x0U, 0x9908b0dfU};
@@ -67,7 +43,7 @@ rng_u32(Rng *r)
 }
 
 /* random.random() */
-static inline double
+double
 rng_random(Rng *r)
 {
     uint32_t a = rng_u32(r) >> 5, b = rng_u32(r) >> 6;
@@ -76,7 +52,7 @@ rng_random(Rng *r)
 
 /* random._randbelow_with_getrandbits(n), n >= 1: k = n.bit_length(); getrandbits(k) until < n.
    Lists here never reach 2**32 entries; larger n is refused by the caller. */
-static inline Py_ssize_t
+Py_ssize_t
 rng_below(Rng *r, Py_ssize_t n)
 {
     int k = 64 - __builtin_clzll((unsigned long long)n);
@@ -87,7 +63,7 @@ rng_below(Rng *r, Py_ssize_t n)
 }
 
 /* random.choice(seq) for a sequence of length n: the index it picks (IndexError when empty). */
-static inline Py_ssize_t
+Py_ssize_t
 rng_choice(Rng *r, Py_ssize_t n)
 {
     if (n <= 0) {
@@ -102,14 +78,14 @@ rng_choice(Rng *r, Py_ssize_t n)
 }
 
 /* random.uniform(a, b) */
-static inline double
+double
 rng_uniform(Rng *r, double a, double b)
 {
     return a + (b - a) * rng_random(r);
 }
 
 /* random.gauss(mu, sigma), with the cached second value */
-static inline double
+double
 rng_gauss(Rng *r, double mu, double sigma)
 {
     double z;
@@ -128,7 +104,7 @@ rng_gauss(Rng *r, double mu, double sigma)
 }
 
 /* Checks the in-place layout on a fresh generator: its state and its next draws must be ours. */
-static int
+int
 rng_layout_ok(PyObject *random_module)
 {
     int ok = 0;
@@ -163,7 +139,7 @@ rng_layout_ok(PyObject *random_module)
 }
 
 /* Starts drawing from `inst`: reads gauss_next (and the state, if not in place). */
-static int
+int
 rng_begin(Rng *r, PyObject *inst, int in_place)
 {
     r->inst = inst;
@@ -200,7 +176,7 @@ rng_begin(Rng *r, PyObject *inst, int in_place)
 }
 
 /* Leaves the generator as the draws left it. Keeps a pending exception. */
-static int
+int
 rng_end(Rng *r)
 {
     PyObject *exc_type, *exc_value, *exc_tb;
@@ -227,5 +203,3 @@ rng_end(Rng *r)
         PyErr_Restore(exc_type, exc_value, exc_tb);
     return exc_type ? -1 : rc;
 }
-
-#endif
