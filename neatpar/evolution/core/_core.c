@@ -1,28 +1,14 @@
-/* neatpar.evolution._core: the module's state, its entry points and method table (the parts are
-listed in core.h). */
+/* neatpar.evolution._core: the module's state, its entry points and method tables (the parts are
+listed in core.h).
+
+Everything the module makes or is given lives in its state (CoreState, PEP 489's per-module
+state, set up by core_exec): the Genes and ConfigView types, the name table, what setup() hands
+over, `random`'s generator, the interned attribute names. Process-global, and only that: the
+pool of set tables pyset.c keeps for reuse (plain memory, no Python object; every use holds the
+GIL, which all interpreters that may import this module share: see core_slots). */
 #include "core.h"
 
 #include <string.h>
-
-/* Module state (one interpreter; the GIL guards it). */
-PyObject *names;          /* list: id -> activation/aggregation name */
-PyObject *name_ids;       /* dict: name -> id */
-PyObject *node_gene_type, *conn_gene_type;
-PyObject *node_attribute_list, *conn_attribute_list;  /* their _gene_attributes, as checked */
-PyObject *genome_class, *plain_class_fn, *plain_types;  /* neatpar's DefaultGenome; cls -> bool */
-PyObject *tracker_class;  /* neat-python's InnovationTracker, whose bookkeeping is done here */
-PyObject *reference_union, *reference_inputs, *sets_check;
-PyObject *random_module, *random_inst, *count_type;
-PyObject *genes_from_state_fn;  /* the module's _genes_from_state, for pickling */
-int rng_in_place = -1;    /* -1: not checked yet */
-int sets_emulated = -1;   /* -1: not checked yet */
-
-PyObject *str_genes, *str_nodes, *str_connections, *str_key, *str_fitness, *str_innovation,
-    *str_weight, *str_enabled, *str_bias, *str_response, *str_activation, *str_aggregation,
-    *str_time_constant, *str_node_indexer, *str_innovation_tracker, *str_get_innovation_number,
-    *str_add_node_in, *str_add_node_out, *str_add_connection, *str_initial_connection,
-    *str_representative, *empty_tuple, *one;
-PyObject *str_gauss_next, *str_getstate, *str_setstate;
 
 /* ------------------------------------------------------------------------------------------ */
 /* Module functions                                                                            */
@@ -31,14 +17,14 @@ PyObject *str_gauss_next, *str_getstate, *str_setstate;
    for C here: genes kept as objects, a class that changes an operator, or (empty_only) a genome
    that already has genes. */
 Genes *
-operand(PyObject *genome, int empty_only)
+operand(CoreState *st, PyObject *genome, int empty_only)
 {
-    PyObject *g = PyObject_GetAttr(genome, str_genes);
+    PyObject *g = PyObject_GetAttr(genome, st->str_genes);
     if (!g) {
         PyErr_Clear();
         return NULL;
     }
-    int plain = Py_IS_TYPE(g, &GenesType) ? plain_type((PyObject *)Py_TYPE(genome)) : 0;
+    int plain = Py_IS_TYPE(g, st->genes_type) ? plain_type(st, (PyObject *)Py_TYPE(genome)) : 0;
     if (plain <= 0 || (empty_only && (((Genes *)g)->nn || ((Genes *)g)->nc))) {
         Py_DECREF(g);
         return NULL;
@@ -50,19 +36,20 @@ typedef int (*Operator)(Rng *, const Cfg *, Genes *, PyObject *, PyObject *);
 
 /* Runs one operator on the genome's records; NotImplemented when it is not for C (the caller runs
    neat-python's code instead). */
-PyObject *
-run_operator(Operator op, PyObject *genome, PyObject *config, int empty_only, PyObject *a, PyObject *b)
+static PyObject *
+run_operator(CoreState *st, Operator op, PyObject *genome, PyObject *config, int empty_only, PyObject *a,
+             PyObject *b)
 {
-    Genes *g = operand(genome, empty_only);
+    Genes *g = operand(st, genome, empty_only);
     if (!g)
         return PyErr_Occurred() ? NULL : Py_NewRef(Py_NotImplemented);
-    Cfg local, *c = cfg_acquire(config, &local);
+    Cfg local, *c = cfg_acquire(st, config, &local);
     PyObject *result = NULL;
     if (c && !c->standard)
         result = Py_NewRef(Py_NotImplemented);
     else if (c) {
         Rng r;
-        if (begin(&r) == 0) {
+        if (begin(st, &r) == 0) {
             int rc = op(&r, c, g, a, b);
             genes_changed(g);
             if (rng_end(&r) == 0 && rc == 0)
@@ -93,47 +80,48 @@ op_mutate(Rng *r, const Cfg *c, Genes *g, PyObject *unused1, PyObject *unused2)
     return mutate(r, c, g);
 }
 
-PyObject *
+static PyObject *
 py_configure_new(PyObject *mod, PyObject *args)
 {
     PyObject *genome, *config;
     if (!PyArg_ParseTuple(args, "OO", &genome, &config))
         return NULL;
-    return run_operator(op_configure_new, genome, config, 1, NULL, NULL);
+    return run_operator(core_state(mod), op_configure_new, genome, config, 1, NULL, NULL);
 }
 
-PyObject *
+static PyObject *
 py_crossover(PyObject *mod, PyObject *args)
 {
     PyObject *genome, *g1, *g2, *config;
     if (!PyArg_ParseTuple(args, "OOOO", &genome, &g1, &g2, &config))
         return NULL;
-    return run_operator(op_crossover, genome, config, 1, g1, g2);
+    return run_operator(core_state(mod), op_crossover, genome, config, 1, g1, g2);
 }
 
-PyObject *
+static PyObject *
 py_mutate(PyObject *mod, PyObject *args)
 {
     PyObject *genome, *config;
     if (!PyArg_ParseTuple(args, "OO", &genome, &config))
         return NULL;
-    return run_operator(op_mutate, genome, config, 0, NULL, NULL);
+    return run_operator(core_state(mod), op_mutate, genome, config, 0, NULL, NULL);
 }
 
 /* genome0.distance(genome1); NotImplemented for genes other than neat-python's defaults. */
 static PyObject *
 py_distance(PyObject *mod, PyObject *args)
 {
+    CoreState *st = core_state(mod);
     PyObject *g0, *g1, *config;
     if (!PyArg_ParseTuple(args, "OOO", &g0, &g1, &config))
         return NULL;
-    if (!Py_IS_TYPE(config, &ConfigViewType) && !standard_config(config))
+    if (!Py_IS_TYPE(config, st->config_view_type) && !standard_config(st, config))
         Py_RETURN_NOTIMPLEMENTED;
     double cdc, cwc;
     if (cfg_double(config, "compatibility_disjoint_coefficient", &cdc) < 0
         || cfg_double(config, "compatibility_weight_coefficient", &cwc) < 0)
         return NULL;
-    Genes *a = genes_of(g0, NULL), *b = a ? genes_of(g1, NULL) : NULL;
+    Genes *a = genes_of(st, g0, NULL), *b = a ? genes_of(st, g1, NULL) : NULL;
     Scratch s = {NULL, 0};
     PyObject *result = NULL;
     if (b && prepare_distance(a, &s) == 0 && prepare_distance(b, &s) == 0)
@@ -148,43 +136,69 @@ py_distance(PyObject *mod, PyObject *args)
 static PyObject *
 py_genes_of(PyObject *mod, PyObject *genome)
 {
-    return (PyObject *)genes_of(genome, NULL);
+    return (PyObject *)genes_of(core_state(mod), genome, NULL);
 }
 
 static PyObject *
 py_setup(PyObject *mod, PyObject *args)
 {
+    CoreState *st = core_state(mod);
     PyObject *nt, *ct, *nl, *cl, *gc, *pc, *tc, *ru, *ri, *chk;
     if (!PyArg_ParseTuple(args, "OOOOOOO!OOO", &nt, &ct, &nl, &cl, &gc, &pc, &PyType_Type, &tc, &ru, &ri, &chk))
         return NULL;
-    Py_XSETREF(tracker_class, Py_NewRef(tc));
-    Py_XSETREF(node_gene_type, Py_NewRef(nt));
-    Py_XSETREF(conn_gene_type, Py_NewRef(ct));
-    Py_XSETREF(node_attribute_list, Py_NewRef(nl));
-    Py_XSETREF(conn_attribute_list, Py_NewRef(cl));
-    Py_XSETREF(genome_class, Py_NewRef(gc));
-    Py_XSETREF(plain_class_fn, Py_NewRef(pc));
-    Py_XSETREF(reference_union, Py_NewRef(ru));
-    Py_XSETREF(reference_inputs, Py_NewRef(ri));
-    Py_XSETREF(sets_check, Py_NewRef(chk));
-    Py_XSETREF(plain_types, PyDict_New());
-    if (!plain_types)
+    Py_XSETREF(st->tracker_class, Py_NewRef(tc));
+    Py_XSETREF(st->node_gene_type, Py_NewRef(nt));
+    Py_XSETREF(st->conn_gene_type, Py_NewRef(ct));
+    Py_XSETREF(st->node_attribute_list, Py_NewRef(nl));
+    Py_XSETREF(st->conn_attribute_list, Py_NewRef(cl));
+    Py_XSETREF(st->genome_class, Py_NewRef(gc));
+    Py_XSETREF(st->plain_class_fn, Py_NewRef(pc));
+    Py_XSETREF(st->reference_union, Py_NewRef(ru));
+    Py_XSETREF(st->reference_inputs, Py_NewRef(ri));
+    Py_XSETREF(st->sets_check, Py_NewRef(chk));
+    Py_XSETREF(st->plain_types, PyDict_New());
+    if (!st->plain_types)
         return NULL;
     Py_RETURN_NONE;
 }
 
+static PyMethodDef module_methods[] = {
+    {"setup", py_setup, METH_VARARGS, "setup(node_gene_type, conn_gene_type, node_attributes, conn_attributes, genome_class, plain_class, tracker_class, union_ref, inputs_ref, sets_check)"},
+    {"configure_new", py_configure_new, METH_VARARGS, "configure_new(genome, genome_config)"},
+    {"crossover", py_crossover, METH_VARARGS, "crossover(child, genome1, genome2, genome_config)"},
+    {"mutate", py_mutate, METH_VARARGS, "mutate(genome, genome_config)"},
+    {"distance", py_distance, METH_VARARGS, "distance(genome0, genome1, genome_config)"},
+    {"speciate", speciate, METH_VARARGS, "the distance work of DefaultSpeciesSet.speciate"},
+    {"enabled_links", enabled_links, METH_O, "every enabled connection of each Genes, for compiling"},
+    {"names", py_names, METH_NOARGS, "the activation and aggregation names records refer to, by id"},
+    {"breed", py_breed, METH_VARARGS, "each species' elites and children, as DefaultReproduction.reproduce makes them"},
+    {"set_threads", py_set_threads, METH_O, "set_threads(n) -> the previous n: threads that compute a speciation's distances"},
+    {"materialize", materialize, METH_O, "materialize(genes) -> (nodes, connections) dicts of gene objects"},
+    {"genes_of", py_genes_of, METH_O, "the genome's genes as records (read from its objects if need be)"},
+    {"_genes_from_state", genes_from_state, METH_VARARGS, NULL},
+    {"emulated_union", emulated_union, METH_VARARGS, "the re-enacted order of set(a) | set(b)"},
+    {"emulated_inputs", emulated_inputs, METH_VARARGS,
+     "the re-enacted order of (set(dict.fromkeys(nodes)) - set(outputs)) | set(inputs), or None"},
+    {NULL}
+};
+
+/* ------------------------------------------------------------------------------------------ */
+/* Test hooks: functions only the tests call, in the module's one entry for them, `_testing`   */
+
+/* modes() -> whether random is drawn in place and set orders are re-enacted (checked now if not yet). */
 static PyObject *
 py_modes(PyObject *mod, PyObject *unused)
 {
-    if (rng_in_place < 0)
-        rng_in_place = rng_layout_ok(random_module);
-    if (sets_emulated < 0 && check_sets() < 0)
+    CoreState *st = core_state(mod);
+    if (st->rng_in_place < 0)
+        st->rng_in_place = rng_layout_ok(st->random_module);
+    if (st->sets_emulated < 0 && check_sets(st) < 0)
         return NULL;
-    return Py_BuildValue("{s:O,s:O}", "random_in_place", rng_in_place ? Py_True : Py_False,
-                         "sets_emulated", sets_emulated ? Py_True : Py_False);
+    return Py_BuildValue("{s:O,s:O}", "random_in_place", st->rng_in_place ? Py_True : Py_False,
+                         "sets_emulated", st->sets_emulated ? Py_True : Py_False);
 }
 
-/* Tests: draws(plan) -> values, each entry of `plan` one call on `random`'s generator made in C:
+/* draws(plan) -> values, each entry of `plan` one call on `random`'s generator made in C:
    ("random",), ("below", n), ("gauss", mu, sigma), ("uniform", a, b). */
 static PyObject *
 py_draws(PyObject *mod, PyObject *plan)
@@ -195,7 +209,7 @@ py_draws(PyObject *mod, PyObject *plan)
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
     PyObject *out = PyList_New(n);
     Rng r;
-    if (!out || begin(&r) < 0) {
+    if (!out || begin(core_state(mod), &r) < 0) {
         Py_XDECREF(out);
         Py_DECREF(seq);
         return NULL;
@@ -227,81 +241,151 @@ py_draws(PyObject *mod, PyObject *plan)
     return out;
 }
 
+/* force_modes(in_place, emulated): the fallback paths of another CPython, forced. */
 static PyObject *
 py_force_modes(PyObject *mod, PyObject *args)
 {
+    CoreState *st = core_state(mod);
     int in_place, emulated;
     if (!PyArg_ParseTuple(args, "ii", &in_place, &emulated))
         return NULL;
-    rng_in_place = in_place;
-    sets_emulated = emulated;
+    st->rng_in_place = in_place;
+    st->sets_emulated = emulated;
     Py_RETURN_NONE;
 }
 
-static PyMethodDef module_methods[] = {
-    {"setup", py_setup, METH_VARARGS, "setup(node_gene_type, conn_gene_type, node_attributes, conn_attributes, genome_class, plain_class, tracker_class, union_ref, inputs_ref, sets_check)"},
-    {"configure_new", py_configure_new, METH_VARARGS, "configure_new(genome, genome_config)"},
-    {"crossover", py_crossover, METH_VARARGS, "crossover(child, genome1, genome2, genome_config)"},
-    {"mutate", py_mutate, METH_VARARGS, "mutate(genome, genome_config)"},
-    {"distance", py_distance, METH_VARARGS, "distance(genome0, genome1, genome_config)"},
-    {"speciate", speciate, METH_VARARGS, "the distance work of DefaultSpeciesSet.speciate"},
-    {"enabled_links", enabled_links, METH_O, "every enabled connection of each Genes, for compiling"},
-    {"names", py_names, METH_NOARGS, "the activation and aggregation names records refer to, by id"},
-    {"breed", py_breed, METH_VARARGS, "each species' elites and children, as DefaultReproduction.reproduce makes them"},
-    {"set_threads", py_set_threads, METH_O, "set_threads(n) -> the previous n: threads that compute a speciation's distances"},
-    {"materialize", materialize, METH_O, "materialize(genes) -> (nodes, connections) dicts of gene objects"},
-    {"genes_of", py_genes_of, METH_O, "the genome's genes as records (read from its objects if need be)"},
+static PyMethodDef testing_methods[] = {
     {"modes", py_modes, METH_NOARGS, "whether random is drawn in place and set orders are re-enacted"},
-    {"_force_modes", py_force_modes, METH_VARARGS, "tests: force the fallback paths"},
-    {"_draws", py_draws, METH_O, "tests: draws(plan) on random's generator, made in C"},
-    {"_genes_from_state", genes_from_state, METH_VARARGS, NULL},
-    {"emulated_union", emulated_union, METH_VARARGS, "the re-enacted order of set(a) | set(b)"},
-    {"emulated_inputs", emulated_inputs, METH_VARARGS,
-     "the re-enacted order of (set(dict.fromkeys(nodes)) - set(outputs)) | set(inputs), or None"},
+    {"force_modes", py_force_modes, METH_VARARGS, "force_modes(in_place, emulated): force the fallback paths"},
+    {"draws", py_draws, METH_O, "draws(plan) on random's generator, made in C"},
     {NULL}
 };
 
-static struct PyModuleDef module_def = {
-    PyModuleDef_HEAD_INIT, "neatpar.evolution._core",
-    "neat-python's genome operators and speciation distances in C, draw for draw.", -1, module_methods,
+/* _core._testing: a module object holding the test hooks, each bound to this module (its state). */
+static int
+add_testing(PyObject *m)
+{
+    PyObject *testing = PyModule_New("neatpar.evolution._core._testing");
+    if (!testing)
+        return -1;
+    PyObject *name = PyModule_GetNameObject(m);
+    int rc = name ? 0 : -1;
+    for (PyMethodDef *def = testing_methods; rc == 0 && def->ml_name; def++) {
+        PyObject *f = PyCFunction_NewEx(def, m, name);
+        rc = f ? PyModule_AddObjectRef(testing, def->ml_name, f) : -1;
+        Py_XDECREF(f);
+    }
+    Py_XDECREF(name);
+    if (rc == 0)
+        rc = PyModule_AddObjectRef(m, "_testing", testing);
+    Py_DECREF(testing);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The module: its state and multi-phase initialisation (PEP 489)                              */
+
+/* Every object the state holds, for traverse and clear. */
+#define CORE_OBJECTS(X) \
+    X(genes_type) X(config_view_type) X(names) X(name_ids) X(node_gene_type) X(conn_gene_type) \
+    X(node_attribute_list) X(conn_attribute_list) X(genome_class) X(plain_class_fn) X(plain_types) \
+    X(tracker_class) X(reference_union) X(reference_inputs) X(sets_check) X(random_module) X(random_inst) \
+    X(count_type) X(genes_from_state_fn) X(empty_tuple) X(one) X(str_genes) X(str_nodes) X(str_connections) \
+    X(str_key) X(str_fitness) X(str_innovation) X(str_weight) X(str_enabled) X(str_bias) X(str_response) \
+    X(str_activation) X(str_aggregation) X(str_time_constant) X(str_node_indexer) X(str_innovation_tracker) \
+    X(str_add_node_in) X(str_add_node_out) X(str_add_connection) X(str_initial_connection) X(str_gauss_next) \
+    X(str_getstate)
+
+static int
+core_traverse(PyObject *m, visitproc visit, void *arg)
+{
+    CoreState *st = core_state(m);
+#define VISIT(field) Py_VISIT(st->field);
+    CORE_OBJECTS(VISIT)
+#undef VISIT
+    return 0;
+}
+
+static int
+core_clear(PyObject *m)
+{
+    CoreState *st = core_state(m);
+#define CLEAR(field) Py_CLEAR(st->field);
+    CORE_OBJECTS(CLEAR)
+#undef CLEAR
+    return 0;
+}
+
+static void
+core_free(void *m)
+{
+    core_clear((PyObject *)m);
+}
+
+#define INTERN(var, text) do { if (!((var) = PyUnicode_InternFromString(text))) return -1; } while (0)
+
+/* Fills the new module's state and adds its types and test hooks. */
+static int
+core_exec(PyObject *m)
+{
+    CoreState *st = core_state(m);
+    st->rng_in_place = -1;       /* not checked yet */
+    st->sets_emulated = -1;      /* not checked yet */
+    st->distance_threads = 1;
+    st->genes_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &genes_spec, NULL);
+    st->config_view_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &config_view_spec, NULL);
+    if (!st->genes_type || !st->config_view_type)
+        return -1;
+    INTERN(st->str_genes, "_genes"); INTERN(st->str_nodes, "nodes"); INTERN(st->str_connections, "connections");
+    INTERN(st->str_key, "key"); INTERN(st->str_fitness, "fitness"); INTERN(st->str_innovation, "innovation");
+    INTERN(st->str_weight, "weight"); INTERN(st->str_enabled, "enabled"); INTERN(st->str_bias, "bias");
+    INTERN(st->str_response, "response"); INTERN(st->str_activation, "activation");
+    INTERN(st->str_aggregation, "aggregation"); INTERN(st->str_time_constant, "time_constant");
+    INTERN(st->str_node_indexer, "node_indexer"); INTERN(st->str_innovation_tracker, "innovation_tracker");
+    INTERN(st->str_add_node_in, "add_node_in"); INTERN(st->str_add_node_out, "add_node_out");
+    INTERN(st->str_add_connection, "add_connection"); INTERN(st->str_initial_connection, "initial_connection");
+    INTERN(st->str_gauss_next, "gauss_next"); INTERN(st->str_getstate, "getstate");
+    st->empty_tuple = PyTuple_New(0);
+    st->one = PyLong_FromLong(1);
+    st->names = PyList_New(0);
+    st->name_ids = PyDict_New();
+    st->random_module = PyImport_ImportModule("random");
+    st->random_inst = st->random_module ? PyObject_GetAttrString(st->random_module, "_inst") : NULL;
+    PyObject *itertools = PyImport_ImportModule("itertools");
+    st->count_type = itertools ? PyObject_GetAttrString(itertools, "count") : NULL;
+    Py_XDECREF(itertools);
+    if (!st->empty_tuple || !st->one || !st->names || !st->name_ids || !st->random_inst || !st->count_type)
+        return -1;
+    st->genes_from_state_fn = PyObject_GetAttrString(m, "_genes_from_state");
+    if (!st->genes_from_state_fn || PyModule_AddObjectRef(m, "Genes", (PyObject *)st->genes_type) < 0
+        || PyModule_AddObjectRef(m, "ConfigView", (PyObject *)st->config_view_type) < 0 || add_testing(m) < 0)
+        return -1;
+    return 0;
+}
+
+static PyModuleDef_Slot core_slots[] = {
+    {Py_mod_exec, core_exec},
+#ifdef Py_mod_multiple_interpreters
+    /* pyset.c's pool of tables is shared by the process: one GIL for every interpreter that imports this */
+    {Py_mod_multiple_interpreters, Py_MOD_MULTIPLE_INTERPRETERS_SUPPORTED},
+#endif
+    {0, NULL},
 };
 
-#define INTERN(var, text) do { if (!((var) = PyUnicode_InternFromString(text))) return NULL; } while (0)
+static struct PyModuleDef core_def = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "neatpar.evolution._core",
+    .m_doc = "neat-python's genome operators and speciation distances in C, draw for draw.",
+    .m_size = sizeof(CoreState),
+    .m_methods = module_methods,
+    .m_slots = core_slots,
+    .m_traverse = core_traverse,
+    .m_clear = core_clear,
+    .m_free = core_free,
+};
 
 PyMODINIT_FUNC
 PyInit__core(void)
 {
-    if (PyType_Ready(&GenesType) < 0 || PyType_Ready(&ConfigViewType) < 0)
-        return NULL;
-    INTERN(str_genes, "_genes"); INTERN(str_nodes, "nodes"); INTERN(str_connections, "connections");
-    INTERN(str_key, "key"); INTERN(str_fitness, "fitness"); INTERN(str_innovation, "innovation");
-    INTERN(str_weight, "weight"); INTERN(str_enabled, "enabled"); INTERN(str_bias, "bias");
-    INTERN(str_response, "response"); INTERN(str_activation, "activation");
-    INTERN(str_aggregation, "aggregation"); INTERN(str_time_constant, "time_constant");
-    INTERN(str_node_indexer, "node_indexer"); INTERN(str_innovation_tracker, "innovation_tracker");
-    INTERN(str_get_innovation_number, "get_innovation_number"); INTERN(str_add_node_in, "add_node_in");
-    INTERN(str_add_node_out, "add_node_out"); INTERN(str_add_connection, "add_connection");
-    INTERN(str_initial_connection, "initial_connection"); INTERN(str_representative, "representative");
-    INTERN(str_gauss_next, "gauss_next"); INTERN(str_getstate, "getstate"); INTERN(str_setstate, "setstate");
-    empty_tuple = PyTuple_New(0);
-    one = PyLong_FromLong(1);
-    names = PyList_New(0);
-    name_ids = PyDict_New();
-    random_module = PyImport_ImportModule("random");
-    random_inst = random_module ? PyObject_GetAttrString(random_module, "_inst") : NULL;
-    PyObject *itertools = PyImport_ImportModule("itertools");
-    count_type = itertools ? PyObject_GetAttrString(itertools, "count") : NULL;
-    Py_XDECREF(itertools);
-    if (!empty_tuple || !names || !name_ids || !random_inst || !count_type)
-        return NULL;
-    PyObject *m = PyModule_Create(&module_def);
-    if (!m)
-        return NULL;
-    genes_from_state_fn = PyObject_GetAttrString(m, "_genes_from_state");
-    if (!genes_from_state_fn || PyModule_AddObjectRef(m, "Genes", (PyObject *)&GenesType) < 0
-        || PyModule_AddObjectRef(m, "ConfigView", (PyObject *)&ConfigViewType) < 0) {
-        Py_DECREF(m);
-        return NULL;
-    }
-    return m;
+    return PyModuleDef_Init(&core_def);
 }

@@ -92,7 +92,7 @@ cfg_float_attr(PyObject *config, const char *name, FloatCfg *f)
 }
 
 static int
-cfg_str_attr(PyObject *config, const char *name, StrCfg *s)
+cfg_str_attr(CoreState *st, PyObject *config, const char *name, StrCfg *s)
 {
     char buf[64];
     snprintf(buf, sizeof buf, "%s_mutate_rate", name);
@@ -107,7 +107,7 @@ cfg_str_attr(PyObject *config, const char *name, StrCfg *s)
     s->n_options = PySequence_Fast_GET_SIZE(seq);
     s->options = PyMem_Malloc(sizeof(int32_t) * (s->n_options + 1));
     for (Py_ssize_t i = 0; s->options && i < s->n_options; i++)
-        if ((s->options[i] = name_id(PySequence_Fast_GET_ITEM(seq, i))) < 0)
+        if ((s->options[i] = name_id(st, PySequence_Fast_GET_ITEM(seq, i))) < 0)
             break;
     Py_DECREF(seq);
     if (!s->options)
@@ -122,7 +122,7 @@ cfg_str_attr(PyObject *config, const char *name, StrCfg *s)
     const char *ls = lower ? PyUnicode_AsUTF8(lower) : NULL;
     s->random_default = ls && (strcmp(ls, "none") == 0 || strcmp(ls, "random") == 0);
     Py_XDECREF(lower);
-    s->default_id = (ls && !s->random_default) ? name_id(d) : 0;
+    s->default_id = (ls && !s->random_default) ? name_id(st, d) : 0;
     Py_DECREF(d);
     return PyErr_Occurred() ? -1 : 0;
 }
@@ -168,19 +168,19 @@ cfg_clear(Cfg *c)
 /* Whether the genome config's genes are neat-python's defaults with the attributes the records
    hold (the lists checked when the module was set up, unchanged since). */
 int
-standard_config(PyObject *config)
+standard_config(CoreState *st, PyObject *config)
 {
     PyObject *nt = PyObject_GetAttrString(config, "node_gene_type");
     PyObject *ct = nt ? PyObject_GetAttrString(config, "connection_gene_type") : NULL;
-    int ok = ct && nt == node_gene_type && ct == conn_gene_type && node_attribute_list != Py_None;
+    int ok = ct && nt == st->node_gene_type && ct == st->conn_gene_type && st->node_attribute_list != Py_None;
     Py_XDECREF(nt);
     Py_XDECREF(ct);
     PyErr_Clear();
     if (!ok)
         return 0;
-    PyObject *nl = PyObject_GetAttrString(node_gene_type, "_gene_attributes");
-    PyObject *cl = PyObject_GetAttrString(conn_gene_type, "_gene_attributes");
-    ok = nl == node_attribute_list && cl == conn_attribute_list && PyList_Check(nl) && PyList_Check(cl)
+    PyObject *nl = PyObject_GetAttrString(st->node_gene_type, "_gene_attributes");
+    PyObject *cl = PyObject_GetAttrString(st->conn_gene_type, "_gene_attributes");
+    ok = nl == st->node_attribute_list && cl == st->conn_attribute_list && PyList_Check(nl) && PyList_Check(cl)
          && PyList_GET_SIZE(nl) == 5 && PyList_GET_SIZE(cl) == 2;
     Py_XDECREF(nl);
     Py_XDECREF(cl);
@@ -190,30 +190,31 @@ standard_config(PyObject *config)
 
 /* Whether this genome class keeps neatpar's operators (-1 on error). */
 int
-plain_type(PyObject *type)
+plain_type(CoreState *st, PyObject *type)
 {
-    if (type == genome_class)
+    if (type == st->genome_class)
         return 1;
-    PyObject *known = PyDict_GetItemWithError(plain_types, type);
+    PyObject *known = PyDict_GetItemWithError(st->plain_types, type);
     if (known)
         return known == Py_True;
     if (PyErr_Occurred())
         return -1;
-    PyObject *v = PyObject_CallOneArg(plain_class_fn, type);
+    PyObject *v = PyObject_CallOneArg(st->plain_class_fn, type);
     if (!v)
         return -1;
     int plain = PyObject_IsTrue(v);
-    int rc = PyDict_SetItem(plain_types, type, plain ? Py_True : Py_False);
+    int rc = PyDict_SetItem(st->plain_types, type, plain ? Py_True : Py_False);
     Py_DECREF(v);
     return rc < 0 ? -1 : plain;
 }
 
 static int
-cfg_load(Cfg *c, PyObject *config)
+cfg_load(CoreState *st, Cfg *c, PyObject *config)
 {
     memset(c, 0, sizeof *c);
+    c->st = st;
     c->config = Py_NewRef(config);
-    c->standard = standard_config(config);
+    c->standard = standard_config(st, config);
     PyObject *surer = PyObject_CallMethod(config, "check_structural_mutation_surer", NULL);
     if (!surer)
         goto fail;
@@ -244,8 +245,8 @@ cfg_load(Cfg *c, PyObject *config)
         || cfg_float_attr(config, "time_constant", &c->time_constant) < 0
         || cfg_float_attr(config, "weight", &c->weight) < 0
         || cfg_bool_attr(config, &c->enabled) < 0
-        || cfg_str_attr(config, "activation", &c->activation) < 0
-        || cfg_str_attr(config, "aggregation", &c->aggregation) < 0)
+        || cfg_str_attr(st, config, "activation", &c->activation) < 0
+        || cfg_str_attr(st, config, "aggregation", &c->aggregation) < 0)
         goto fail;
     return 0;
 fail:
@@ -253,19 +254,16 @@ fail:
     return -1;
 }
 
-/* A genome config read once (what a reproduction or create_new passes to every operator it runs,
-   instead of the config, so that it is read once, not once per genome). */
-
 static PyObject *
 ConfigView_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
     PyObject *config;
     if (!PyArg_ParseTuple(args, "O:ConfigView", &config))
         return NULL;
-    ConfigView *v = PyObject_New(ConfigView, &ConfigViewType);
+    ConfigView *v = PyObject_New(ConfigView, type);
     if (!v)
         return NULL;
-    if (cfg_load(&v->cfg, config) < 0) {
+    if (cfg_load(PyType_GetModuleState(type), &v->cfg, config) < 0) {
         memset(&v->cfg, 0, sizeof v->cfg);
         Py_DECREF(v);
         return NULL;
@@ -276,27 +274,34 @@ ConfigView_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 static void
 ConfigView_dealloc(ConfigView *v)
 {
+    PyTypeObject *type = Py_TYPE(v);
     cfg_clear(&v->cfg);
     PyObject_Free(v);
+    Py_DECREF(type);
 }
 
-PyTypeObject ConfigViewType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "neatpar.evolution._core.ConfigView",
-    .tp_doc = "ConfigView(genome_config): the config read once, for many operators in a row.",
-    .tp_basicsize = sizeof(ConfigView),
-    .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_new = ConfigView_new,
-    .tp_dealloc = (destructor)ConfigView_dealloc,
+static PyType_Slot config_view_slots[] = {
+    {Py_tp_doc, (void *)"ConfigView(genome_config): the config read once, for many operators in a row."},
+    {Py_tp_new, ConfigView_new},
+    {Py_tp_dealloc, ConfigView_dealloc},
+    {0, NULL},
+};
+
+/* The ConfigView type, made once per module (a heap type in the module's state). */
+PyType_Spec config_view_spec = {
+    .name = "neatpar.evolution._core.ConfigView",
+    .basicsize = sizeof(ConfigView),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = config_view_slots,
 };
 
 /* The config's records: a view's, or the config read into `local`. */
 Cfg *
-cfg_acquire(PyObject *config, Cfg *local)
+cfg_acquire(CoreState *st, PyObject *config, Cfg *local)
 {
-    if (Py_IS_TYPE(config, &ConfigViewType))
+    if (Py_IS_TYPE(config, st->config_view_type))
         return &((ConfigView *)config)->cfg;
-    return cfg_load(local, config) < 0 ? NULL : local;
+    return cfg_load(st, local, config) < 0 ? NULL : local;
 }
 
 void

@@ -39,6 +39,8 @@ The parts, in the order a generation uses them:
 #include <Python.h>
 #include <stdint.h>
 
+typedef struct CoreState CoreState;   /* the module's state, below */
+
 /* ------------------------------------------------------------------------------------------ */
 /* Gene records                                                                                */
 
@@ -88,7 +90,7 @@ typedef struct View {
     int32_t *nid, *cid;          /* each gene's dense number within one speciation (number_genes) */
 } View;
 
-extern PyTypeObject GenesType;
+extern PyType_Spec genes_spec;
 
 /* ------------------------------------------------------------------------------------------ */
 /* The genome config (config.c)                                                               */
@@ -118,6 +120,7 @@ typedef struct {
 } StrCfg;
 
 typedef struct {
+    CoreState *st;               /* the module state it was read for */
     PyObject *config;            /* strong reference */
     int standard;                /* standard_config(config) */
     long num_inputs, num_outputs, num_hidden;
@@ -132,12 +135,14 @@ typedef struct {
     StrCfg activation, aggregation;
 } Cfg;
 
+/* A genome config read once (what a reproduction or create_new passes to every operator it runs,
+   instead of the config, so that it is read once, not once per genome). */
 typedef struct {
     PyObject_HEAD
     Cfg cfg;
 } ConfigView;
 
-extern PyTypeObject ConfigViewType;
+extern PyType_Spec config_view_spec;
 
 /* ------------------------------------------------------------------------------------------ */
 /* Draws (rng.c)                                                                               */
@@ -152,6 +157,7 @@ typedef struct {
 } RandomMirror;
 
 typedef struct {
+    CoreState *st;           /* the module state: the generator, its attributes' names */
     PyObject *inst;          /* random._inst (borrowed from the module state) */
     int *index;              /* points into the generator, or into `copy` */
     uint32_t *mt;
@@ -198,34 +204,40 @@ typedef struct {
 } Scratch;
 
 /* ------------------------------------------------------------------------------------------ */
-/* Module state (_core.c; one interpreter, the GIL guards it)                                  */
+/* The module's state (_core.c): one per module object, every reference it holds a strong one  */
 
-extern PyObject *names;          /* list: id -> activation/aggregation name */
-extern PyObject *name_ids;       /* dict: name -> id */
-extern PyObject *node_gene_type, *conn_gene_type;
-extern PyObject *node_attribute_list, *conn_attribute_list;  /* their _gene_attributes, as checked */
-extern PyObject *genome_class, *plain_class_fn, *plain_types;  /* neatpar's DefaultGenome; cls -> bool */
-extern PyObject *tracker_class;  /* neat-python's InnovationTracker, whose bookkeeping is done here */
-extern PyObject *reference_union, *reference_inputs, *sets_check;
-extern PyObject *random_module, *random_inst, *count_type;
-extern PyObject *genes_from_state_fn;  /* the module's _genes_from_state, for pickling */
-extern int rng_in_place;         /* -1: not checked yet */
-extern int sets_emulated;        /* -1: not checked yet */
+struct CoreState {
+    PyTypeObject *genes_type, *config_view_type;
+    PyObject *names;             /* list: id -> activation/aggregation name */
+    PyObject *name_ids;          /* dict: name -> id */
+    PyObject *node_gene_type, *conn_gene_type;                  /* from setup() */
+    PyObject *node_attribute_list, *conn_attribute_list;        /* their _gene_attributes, as checked */
+    PyObject *genome_class, *plain_class_fn, *plain_types;      /* neatpar's DefaultGenome; cls -> bool */
+    PyObject *tracker_class;     /* neat-python's InnovationTracker, whose bookkeeping is done here */
+    PyObject *reference_union, *reference_inputs, *sets_check;
+    PyObject *random_module, *random_inst, *count_type;          /* random, random._inst, itertools.count */
+    PyObject *genes_from_state_fn;  /* the module's _genes_from_state, for pickling */
+    int rng_in_place;            /* -1: not checked yet */
+    int sets_emulated;           /* -1: not checked yet */
+    int distance_threads;        /* threads that compute a speciation's distances */
+    PyObject *empty_tuple, *one;
+    PyObject *str_genes, *str_nodes, *str_connections, *str_key, *str_fitness, *str_innovation,
+        *str_weight, *str_enabled, *str_bias, *str_response, *str_activation, *str_aggregation,
+        *str_time_constant, *str_node_indexer, *str_innovation_tracker, *str_add_node_in,
+        *str_add_node_out, *str_add_connection, *str_initial_connection, *str_gauss_next, *str_getstate;
+};
 
-extern PyObject *str_genes, *str_nodes, *str_connections, *str_key, *str_fitness, *str_innovation,
-    *str_weight, *str_enabled, *str_bias, *str_response, *str_activation, *str_aggregation,
-    *str_time_constant, *str_node_indexer, *str_innovation_tracker, *str_get_innovation_number,
-    *str_add_node_in, *str_add_node_out, *str_add_connection, *str_initial_connection,
-    *str_representative, *empty_tuple, *one;
-extern PyObject *str_gauss_next, *str_getstate, *str_setstate;
+/* The state of this module object (every entry point's first line). A one-line inline: entry
+   points run once per call from Python, often in a genome's inner loop. */
+static inline CoreState *core_state(PyObject *module) { return (CoreState *)PyModule_GetState(module); }
 
 /* ------------------------------------------------------------------------------------------ */
 /* genes.c                                                                                     */
 
-int32_t name_id(PyObject *name);
+int32_t name_id(CoreState *st, PyObject *name);
 void genes_changed(Genes *g);
 int reserve(void **arr, Py_ssize_t *cap, Py_ssize_t need, size_t item);
-Genes *genes_alloc(Py_ssize_t node_cap, Py_ssize_t conn_cap);
+Genes *genes_alloc(CoreState *st, Py_ssize_t node_cap, Py_ssize_t conn_cap);
 int push_node(Genes *g, const Node *n);
 Py_ssize_t find_conn(const Genes *g, int64_t in, int64_t out);
 int set_conn(Genes *g, const Conn *c);
@@ -236,7 +248,7 @@ View *view_of(Genes *g);
 Py_ssize_t view_node(const View *v, int64_t key, uint32_t hash);
 Py_ssize_t node_pos(const Genes *g, int64_t key);
 int has_node(const Genes *g, int64_t key);
-Genes *genes_of(PyObject *genome, PyObject *snapshots);
+Genes *genes_of(CoreState *st, PyObject *genome, PyObject *snapshots);
 PyObject *genes_from_state(PyObject *mod, PyObject *args);
 PyObject *enabled_links(PyObject *mod, PyObject *list);
 PyObject *py_names(PyObject *mod, PyObject *unused);
@@ -245,9 +257,9 @@ PyObject *materialize(PyObject *mod, PyObject *arg);
 /* config.c                                                                                    */
 
 int cfg_double(PyObject *config, const char *name, double *out);
-int standard_config(PyObject *config);
-int plain_type(PyObject *type);
-Cfg *cfg_acquire(PyObject *config, Cfg *local);
+int standard_config(CoreState *st, PyObject *config);
+int plain_type(CoreState *st, PyObject *type);
+Cfg *cfg_acquire(CoreState *st, PyObject *config, Cfg *local);
 void cfg_release(Cfg *c, Cfg *local);
 int is_output(const Cfg *c, int64_t key);
 int is_input(const Cfg *c, int64_t key);
@@ -261,7 +273,7 @@ Py_ssize_t rng_choice(Rng *r, Py_ssize_t n);
 double rng_uniform(Rng *r, double a, double b);
 double rng_gauss(Rng *r, double mu, double sigma);
 int rng_layout_ok(PyObject *random_module);
-int rng_begin(Rng *r, PyObject *inst, int in_place);
+int rng_begin(Rng *r, CoreState *st);
 int rng_end(Rng *r);
 
 /* pyset.c                                                                                     */
@@ -279,10 +291,10 @@ void ps_order(const PSet *s, int64_t *dst);
 
 /* set_orders.c                                                                                */
 
-int check_sets(void);
-Py_ssize_t possible_inputs_order(const int64_t *nodes, Py_ssize_t nn, const int64_t *outputs, Py_ssize_t no,
-                                 const int64_t *inputs, Py_ssize_t ni, int64_t *dst);
-int innovation_union(const Genes *p1, const Genes *p2, PSet *s1, PSet *s2, PSet *u, int64_t *order,
+int check_sets(CoreState *st);
+Py_ssize_t possible_inputs_order(CoreState *st, const int64_t *nodes, Py_ssize_t nn, const int64_t *outputs,
+                                 Py_ssize_t no, const int64_t *inputs, Py_ssize_t ni, int64_t *dst);
+int innovation_union(CoreState *st, const Genes *p1, const Genes *p2, PSet *s1, PSet *s2, PSet *u, int64_t *order,
                      Py_ssize_t *n_order);
 PyObject *emulated_union(PyObject *mod, PyObject *args);
 PyObject *emulated_inputs(PyObject *mod, PyObject *args);
@@ -294,7 +306,7 @@ int is_acyclic(Genes *g);
 
 /* operators.c                                                                                 */
 
-int begin(Rng *r);
+int begin(CoreState *st, Rng *r);
 int crossover_genes(Rng *r, const Cfg *c, Genes *g, Genes *p1, Genes *p2);
 int fitter_first(PyObject *f1, PyObject *f2);
 int crossover(Rng *r, const Cfg *c, Genes *g, PyObject *genome1, PyObject *genome2, PyObject *snapshots);
@@ -314,6 +326,6 @@ PyObject *py_breed(PyObject *mod, PyObject *args);
 
 /* _core.c                                                                                     */
 
-Genes *operand(PyObject *genome, int empty_only);
+Genes *operand(CoreState *st, PyObject *genome, int empty_only);
 
 #endif

@@ -5,9 +5,9 @@ form, and the conversions from and to neat-python's gene objects. */
 #include <string.h>
 
 int32_t
-name_id(PyObject *name)
+name_id(CoreState *st, PyObject *name)
 {
-    PyObject *id = PyDict_GetItemWithError(name_ids, name);
+    PyObject *id = PyDict_GetItemWithError(st->name_ids, name);
     if (id)
         return (int32_t)PyLong_AsLong(id);
     if (PyErr_Occurred())
@@ -16,9 +16,9 @@ name_id(PyObject *name)
         PyErr_Format(PyExc_TypeError, "neatpar: activation and aggregation must be names (str), not %R", name);
         return -1;
     }
-    Py_ssize_t n = PyList_GET_SIZE(names);
+    Py_ssize_t n = PyList_GET_SIZE(st->names);
     PyObject *v = PyLong_FromSsize_t(n);
-    if (!v || PyDict_SetItem(name_ids, name, v) < 0 || PyList_Append(names, name) < 0) {
+    if (!v || PyDict_SetItem(st->name_ids, name, v) < 0 || PyList_Append(st->names, name) < 0) {
         Py_XDECREF(v);
         return -1;
     }
@@ -56,9 +56,9 @@ reserve(void **arr, Py_ssize_t *cap, Py_ssize_t need, size_t item)
 }
 
 Genes *
-genes_alloc(Py_ssize_t node_cap, Py_ssize_t conn_cap)
+genes_alloc(CoreState *st, Py_ssize_t node_cap, Py_ssize_t conn_cap)
 {
-    Genes *g = PyObject_New(Genes, &GenesType);
+    Genes *g = PyObject_New(Genes, st->genes_type);
     if (!g)
         return NULL;
     g->nodes = NULL;
@@ -77,10 +77,12 @@ genes_alloc(Py_ssize_t node_cap, Py_ssize_t conn_cap)
 static void
 genes_dealloc(Genes *g)
 {
+    PyTypeObject *type = Py_TYPE(g);
     PyMem_Free(g->nodes);
     PyMem_Free(g->conns);
     PyMem_Free(g->view);
     PyObject_Free(g);
+    Py_DECREF(type);
 }
 
 int
@@ -262,13 +264,13 @@ Genes_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
         PyErr_SetString(PyExc_TypeError, "Genes() takes no arguments");
         return NULL;
     }
-    return (PyObject *)genes_alloc(0, 0);
+    return (PyObject *)genes_alloc(PyType_GetModuleState(type), 0, 0);
 }
 
 static Genes *
 genes_copy(const Genes *src)
 {
-    Genes *g = genes_alloc(src->nn, src->nc);
+    Genes *g = genes_alloc(PyType_GetModuleState(Py_TYPE(src)), src->nn, src->nc);
     if (!g)
         return NULL;
     memcpy(g->nodes, src->nodes, sizeof(Node) * src->nn);
@@ -306,6 +308,7 @@ Genes_size(Genes *self, PyObject *unused)
 static PyObject *
 Genes_reduce(Genes *self, PyObject *unused)
 {
+    CoreState *st = PyType_GetModuleState(Py_TYPE(self));
     PyObject *local = PyDict_New(), *used = PyList_New(0), *nodes = NULL, *result = NULL;
     if (!local || !used)
         goto done;
@@ -317,7 +320,7 @@ Genes_reduce(Genes *self, PyObject *unused)
         out[i] = self->nodes[i];
         int32_t *fields[2] = {&out[i].act, &out[i].agg};
         for (int f = 0; f < 2; f++) {
-            PyObject *name = PyList_GET_ITEM(names, *fields[f]);
+            PyObject *name = PyList_GET_ITEM(st->names, *fields[f]);
             PyObject *id = PyDict_GetItemWithError(local, name);
             if (!id) {
                 if (PyErr_Occurred())
@@ -333,8 +336,8 @@ Genes_reduce(Genes *self, PyObject *unused)
             *fields[f] = (int32_t)PyLong_AsLong(id);
         }
     }
-    if (genes_from_state_fn)
-        result = Py_BuildValue("(O(iNy#N))", genes_from_state_fn, GENES_FORMAT, nodes,
+    if (st->genes_from_state_fn)
+        result = Py_BuildValue("(O(iNy#N))", st->genes_from_state_fn, GENES_FORMAT, nodes,
                                self->conns ? (const char *)self->conns : "",
                                (Py_ssize_t)(sizeof(Conn) * self->nc), PyList_AsTuple(used));
     nodes = NULL;
@@ -348,6 +351,7 @@ done:
 PyObject *
 genes_from_state(PyObject *mod, PyObject *args)
 {
+    CoreState *st = core_state(mod);
     Py_buffer nb, cb;
     PyObject *used;
     int format;
@@ -366,7 +370,7 @@ genes_from_state(PyObject *mod, PyObject *args)
         goto done;
     }
     Py_ssize_t nn = nb.len / sizeof(Node), nc = cb.len / sizeof(Conn), nu = PyTuple_GET_SIZE(used);
-    g = genes_alloc(nn, nc);
+    g = genes_alloc(st, nn, nc);
     if (!g)
         goto done;
     memcpy(g->nodes, nb.buf, nb.len);
@@ -381,7 +385,7 @@ genes_from_state(PyObject *mod, PyObject *args)
                 Py_CLEAR(g);
                 goto done;
             }
-            int32_t id = name_id(PyTuple_GET_ITEM(used, *fields[f]));
+            int32_t id = name_id(st, PyTuple_GET_ITEM(used, *fields[f]));
             if (id < 0) {
                 Py_CLEAR(g);
                 goto done;
@@ -409,13 +413,14 @@ Genes_records(Genes *self, PyObject *unused)
 PyObject *
 enabled_links(PyObject *mod, PyObject *list)
 {
+    CoreState *st = core_state(mod);
     PyObject *seq = PySequence_Fast(list, "enabled_links() takes a list of Genes");
     if (!seq)
         return NULL;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq), total = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *g = PySequence_Fast_GET_ITEM(seq, i);
-        if (!Py_IS_TYPE(g, &GenesType)) {
+        if (!Py_IS_TYPE(g, st->genes_type)) {
             Py_DECREF(seq);
             PyErr_SetString(PyExc_TypeError, "enabled_links() takes a list of Genes");
             return NULL;
@@ -454,7 +459,7 @@ enabled_links(PyObject *mod, PyObject *list)
 PyObject *
 py_names(PyObject *mod, PyObject *unused)
 {
-    return PyList_AsTuple(names);
+    return PyList_AsTuple(core_state(mod)->names);
 }
 
 static Py_ssize_t
@@ -473,18 +478,21 @@ static PyMethodDef Genes_methods[] = {
     {NULL}
 };
 
-static PySequenceMethods Genes_as_sequence = {.sq_length = (lenfunc)Genes_len};
+static PyType_Slot genes_slots[] = {
+    {Py_tp_doc, (void *)"A genome's node and connection genes as compact records, in the dicts' order."},
+    {Py_tp_new, Genes_new},
+    {Py_tp_dealloc, genes_dealloc},
+    {Py_tp_methods, Genes_methods},
+    {Py_sq_length, Genes_len},
+    {0, NULL},
+};
 
-PyTypeObject GenesType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "neatpar.evolution._core.Genes",
-    .tp_doc = "A genome's node and connection genes as compact records, in the dicts' order.",
-    .tp_basicsize = sizeof(Genes),
-    .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_new = Genes_new,
-    .tp_dealloc = (destructor)genes_dealloc,
-    .tp_methods = Genes_methods,
-    .tp_as_sequence = &Genes_as_sequence,
+/* The Genes type, made once per module (a heap type in the module's state). */
+PyType_Spec genes_spec = {
+    .name = "neatpar.evolution._core.Genes",
+    .basicsize = sizeof(Genes),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = genes_slots,
 };
 
 /* ------------------------------------------------------------------------------------------ */
@@ -513,12 +521,12 @@ get_int64(PyObject *obj, PyObject *name, int64_t *out)
 }
 
 static int
-get_name(PyObject *obj, PyObject *name, int32_t *out)
+get_name(CoreState *st, PyObject *obj, PyObject *name, int32_t *out)
 {
     PyObject *v = PyObject_GetAttr(obj, name);
     if (!v)
         return -1;
-    *out = name_id(v);
+    *out = name_id(st, v);
     Py_DECREF(v);
     return *out < 0 ? -1 : 0;
 }
@@ -540,13 +548,13 @@ read_pair(PyObject *key, int64_t *in, int64_t *out)
 /* Records of a genome whose genes are objects in dicts (neat-python's own genomes, or neatpar's
    after user code asked for the dicts). */
 static Genes *
-genes_from_dicts(PyObject *nodes, PyObject *conns)
+genes_from_dicts(CoreState *st, PyObject *nodes, PyObject *conns)
 {
     if (!PyDict_Check(nodes) || !PyDict_Check(conns)) {
         PyErr_SetString(PyExc_TypeError, "neatpar: genome.nodes and genome.connections must be dicts");
         return NULL;
     }
-    Genes *g = genes_alloc(PyDict_GET_SIZE(nodes), PyDict_GET_SIZE(conns));
+    Genes *g = genes_alloc(st, PyDict_GET_SIZE(nodes), PyDict_GET_SIZE(conns));
     if (!g)
         return NULL;
     Py_ssize_t pos = 0;
@@ -554,20 +562,20 @@ genes_from_dicts(PyObject *nodes, PyObject *conns)
     while (PyDict_Next(nodes, &pos, &key, &gene)) {
         Node *n = &g->nodes[g->nn];
         n->key = PyLong_AsLongLong(key);
-        if ((n->key == -1 && PyErr_Occurred()) || get_double(gene, str_bias, &n->bias) < 0
-            || get_double(gene, str_response, &n->response) < 0
-            || get_name(gene, str_activation, &n->act) < 0 || get_name(gene, str_aggregation, &n->agg) < 0
-            || get_double(gene, str_time_constant, &n->time_constant) < 0)
+        if ((n->key == -1 && PyErr_Occurred()) || get_double(gene, st->str_bias, &n->bias) < 0
+            || get_double(gene, st->str_response, &n->response) < 0
+            || get_name(st, gene, st->str_activation, &n->act) < 0 || get_name(st, gene, st->str_aggregation, &n->agg) < 0
+            || get_double(gene, st->str_time_constant, &n->time_constant) < 0)
             goto fail;
         g->nn++;
     }
     pos = 0;
     while (PyDict_Next(conns, &pos, &key, &gene)) {
         Conn *c = &g->conns[g->nc];
-        if (read_pair(key, &c->in, &c->out) < 0 || get_int64(gene, str_innovation, &c->innov) < 0
-            || get_double(gene, str_weight, &c->weight) < 0)
+        if (read_pair(key, &c->in, &c->out) < 0 || get_int64(gene, st->str_innovation, &c->innov) < 0
+            || get_double(gene, st->str_weight, &c->weight) < 0)
             goto fail;
-        PyObject *en = PyObject_GetAttr(gene, str_enabled);
+        PyObject *en = PyObject_GetAttr(gene, st->str_enabled);
         if (!en)
             goto fail;
         c->enabled = PyObject_IsTrue(en);
@@ -586,10 +594,10 @@ fail:
 /* The genome's records: its own Genes, its entry in `snapshots` (a dict id(genome) -> Genes that
    a reproduction reads once, or NULL), or its gene objects read now. New reference. */
 Genes *
-genes_of(PyObject *genome, PyObject *snapshots)
+genes_of(CoreState *st, PyObject *genome, PyObject *snapshots)
 {
-    PyObject *g = PyObject_GetAttr(genome, str_genes);
-    if (g && Py_IS_TYPE(g, &GenesType))
+    PyObject *g = PyObject_GetAttr(genome, st->str_genes);
+    if (g && Py_IS_TYPE(g, st->genes_type))
         return (Genes *)g;
     Py_XDECREF(g);
     PyErr_Clear();
@@ -602,33 +610,20 @@ genes_of(PyObject *genome, PyObject *snapshots)
         if (PyErr_Occurred())
             return NULL;
     }
-    PyObject *nodes = PyObject_GetAttr(genome, str_nodes);
-    PyObject *conns = nodes ? PyObject_GetAttr(genome, str_connections) : NULL;
-    Genes *r = conns ? genes_from_dicts(nodes, conns) : NULL;
+    PyObject *nodes = PyObject_GetAttr(genome, st->str_nodes);
+    PyObject *conns = nodes ? PyObject_GetAttr(genome, st->str_connections) : NULL;
+    Genes *r = conns ? genes_from_dicts(st, nodes, conns) : NULL;
     Py_XDECREF(nodes);
     Py_XDECREF(conns);
     return r;
 }
 
-/* The genome's own Genes, which an operator fills or changes (neatpar genomes only). */
-static Genes *
-own_genes(PyObject *genome)
-{
-    PyObject *g = PyObject_GetAttr(genome, str_genes);
-    if (g && Py_IS_TYPE(g, &GenesType))
-        return (Genes *)g;
-    Py_XDECREF(g);
-    if (!PyErr_Occurred())
-        PyErr_SetString(PyExc_TypeError, "neatpar: this genome keeps its genes as objects");
-    return NULL;
-}
-
 static PyObject *
-new_gene(PyObject *type)
+new_gene(CoreState *st, PyObject *type)
 {
     /* object.__new__: an instance without running __init__ (neat-python's __init__ only checks
        and stores the key, which the caller sets). */
-    return PyBaseObject_Type.tp_new((PyTypeObject *)type, empty_tuple, NULL);
+    return PyBaseObject_Type.tp_new((PyTypeObject *)type, st->empty_tuple, NULL);
 }
 
 static int
@@ -654,7 +649,8 @@ set_int(PyObject *obj, PyObject *name, int64_t v)
 PyObject *
 materialize(PyObject *mod, PyObject *arg)
 {
-    if (!Py_IS_TYPE(arg, &GenesType)) {
+    CoreState *st = core_state(mod);
+    if (!Py_IS_TYPE(arg, st->genes_type)) {
         PyErr_SetString(PyExc_TypeError, "materialize() needs Genes");
         return NULL;
     }
@@ -667,13 +663,13 @@ materialize(PyObject *mod, PyObject *arg)
         goto fail;
     for (Py_ssize_t i = 0; i < g->nn; i++) {
         const Node *n = &g->nodes[i];
-        PyObject *gene = new_gene(node_gene_type);
+        PyObject *gene = new_gene(st, st->node_gene_type);
         PyObject *key = PyLong_FromLongLong(n->key);
-        int bad = !gene || !key || PyObject_SetAttr(gene, str_key, key) < 0
-                  || set_float(gene, str_bias, n->bias) < 0 || set_float(gene, str_response, n->response) < 0
-                  || PyObject_SetAttr(gene, str_activation, PyList_GET_ITEM(names, n->act)) < 0
-                  || PyObject_SetAttr(gene, str_aggregation, PyList_GET_ITEM(names, n->agg)) < 0
-                  || set_float(gene, str_time_constant, n->time_constant) < 0
+        int bad = !gene || !key || PyObject_SetAttr(gene, st->str_key, key) < 0
+                  || set_float(gene, st->str_bias, n->bias) < 0 || set_float(gene, st->str_response, n->response) < 0
+                  || PyObject_SetAttr(gene, st->str_activation, PyList_GET_ITEM(st->names, n->act)) < 0
+                  || PyObject_SetAttr(gene, st->str_aggregation, PyList_GET_ITEM(st->names, n->agg)) < 0
+                  || set_float(gene, st->str_time_constant, n->time_constant) < 0
                   || PyDict_SetItem(nodes, key, gene) < 0;
         Py_XDECREF(gene);
         Py_XDECREF(key);
@@ -682,13 +678,13 @@ materialize(PyObject *mod, PyObject *arg)
     }
     for (Py_ssize_t i = 0; i < g->nc; i++) {
         const Conn *c = &g->conns[i];
-        PyObject *gene = new_gene(conn_gene_type);
+        PyObject *gene = new_gene(st, st->conn_gene_type);
         PyObject *key = Py_BuildValue("(LL)", (long long)c->in, (long long)c->out);
         if (key)
             PyObject_GC_UnTrack(key);  /* a pair of ints: no cycle (what the collector would do) */
-        int bad = !gene || !key || PyObject_SetAttr(gene, str_key, key) < 0
-                  || set_int(gene, str_innovation, c->innov) < 0 || set_float(gene, str_weight, c->weight) < 0
-                  || PyObject_SetAttr(gene, str_enabled, c->enabled ? Py_True : Py_False) < 0
+        int bad = !gene || !key || PyObject_SetAttr(gene, st->str_key, key) < 0
+                  || set_int(gene, st->str_innovation, c->innov) < 0 || set_float(gene, st->str_weight, c->weight) < 0
+                  || PyObject_SetAttr(gene, st->str_enabled, c->enabled ? Py_True : Py_False) < 0
                   || PyDict_SetItem(conns, key, gene) < 0;
         Py_XDECREF(gene);
         Py_XDECREF(key);

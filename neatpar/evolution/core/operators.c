@@ -126,7 +126,7 @@ conn_init(Rng *r, const Cfg *c, Conn *g, int64_t in, int64_t out, int64_t innov)
 static PyObject *
 tracker_of(const Cfg *c, const char *message)
 {
-    PyObject *t = PyObject_GetAttr(c->config, str_innovation_tracker);
+    PyObject *t = PyObject_GetAttr(c->config, c->st->str_innovation_tracker);
     if (t && t == Py_None) {
         Py_DECREF(t);
         PyErr_SetString(PyExc_AssertionError, message);
@@ -138,10 +138,10 @@ tracker_of(const Cfg *c, const char *message)
 /* config.innovation_tracker.get_innovation_number(i, o, kind); for neat-python's own tracker its
    method done here: the generation's number for (i, o, kind), else global_counter + 1, recorded. */
 static int
-innovation(PyObject *tracker, int64_t i, int64_t o, PyObject *kind, int64_t *out)
+innovation(CoreState *st, PyObject *tracker, int64_t i, int64_t o, PyObject *kind, int64_t *out)
 {
     PyObject *v = NULL;
-    if (Py_IS_TYPE(tracker, (PyTypeObject *)tracker_class)) {
+    if (Py_IS_TYPE(tracker, (PyTypeObject *)st->tracker_class)) {
         PyObject *seen = PyObject_GetAttrString(tracker, "generation_innovations");
         PyObject *key = seen ? Py_BuildValue("(LLO)", (long long)i, (long long)o, kind) : NULL;
         v = key ? PyDict_GetItemWithError(seen, key) : NULL;
@@ -149,7 +149,7 @@ innovation(PyObject *tracker, int64_t i, int64_t o, PyObject *kind, int64_t *out
             Py_INCREF(v);
         else if (key && !PyErr_Occurred()) {
             PyObject *counter = PyObject_GetAttrString(tracker, "global_counter");
-            v = counter ? PyNumber_Add(counter, one) : NULL;
+            v = counter ? PyNumber_Add(counter, st->one) : NULL;
             Py_XDECREF(counter);
             if (v && (PyObject_SetAttrString(tracker, "global_counter", v) < 0 || PyDict_SetItem(seen, key, v) < 0))
                 Py_CLEAR(v);
@@ -170,7 +170,7 @@ innovation(PyObject *tracker, int64_t i, int64_t o, PyObject *kind, int64_t *out
 static int
 new_node_key(const Cfg *c, const Genes *g, int64_t *out)
 {
-    PyObject *indexer = PyObject_GetAttr(c->config, str_node_indexer);
+    PyObject *indexer = PyObject_GetAttr(c->config, c->st->str_node_indexer);
     if (!indexer)
         return -1;
     if (indexer == Py_None) {
@@ -183,8 +183,8 @@ new_node_key(const Cfg *c, const Genes *g, int64_t *out)
                     start = g->nodes[i].key;
             start += 1;
         }
-        indexer = PyObject_CallFunction(count_type, "L", (long long)start);
-        if (!indexer || PyObject_SetAttr(c->config, str_node_indexer, indexer) < 0) {
+        indexer = PyObject_CallFunction(c->st->count_type, "L", (long long)start);
+        if (!indexer || PyObject_SetAttr(c->config, c->st->str_node_indexer, indexer) < 0) {
             Py_XDECREF(indexer);
             return -1;
         }
@@ -211,11 +211,11 @@ new_node_key(const Cfg *c, const Genes *g, int64_t *out)
 /* Operators (neat/genome.py, neat/genes.py)                                                  */
 
 int
-begin(Rng *r)
+begin(CoreState *st, Rng *r)
 {
-    if (rng_in_place < 0)
-        rng_in_place = rng_layout_ok(random_module);
-    return rng_begin(r, random_inst, rng_in_place);
+    if (st->rng_in_place < 0)
+        st->rng_in_place = rng_layout_ok(st->random_module);
+    return rng_begin(r, st);
 }
 
 /* DefaultGenome.configure_crossover into the empty child `g`, parent1 (`p1`) being the fitter. */
@@ -230,8 +230,8 @@ crossover_genes(Rng *r, const Cfg *c, Genes *g, Genes *p1, Genes *p2)
     PSet s1, s2, u;
     ps_init(&s1); ps_init(&s2); ps_init(&u);
     int64_t *order = NULL;
-    if (!sets_emulated || sets_emulated < 0) {
-        if (sets_emulated < 0 && check_sets() < 0)
+    if (!c->st->sets_emulated || c->st->sets_emulated < 0) {
+        if (c->st->sets_emulated < 0 && check_sets(c->st) < 0)
             goto done;
         order = PyMem_Malloc(sizeof(int64_t) * (p1->nc + p2->nc + 1));
         if (!order) {
@@ -240,7 +240,7 @@ crossover_genes(Rng *r, const Cfg *c, Genes *g, Genes *p1, Genes *p2)
         }
     }
     Py_ssize_t n_order;
-    if (innovation_union(p1, p2, &s1, &s2, &u, order, &n_order) < 0)
+    if (innovation_union(c->st, p1, p2, &s1, &s2, &u, order, &n_order) < 0)
         goto done;
     if (reserve((void **)&g->conns, &g->conn_cap, p1->nc + 4, sizeof(Conn)) < 0
         || reserve((void **)&g->nodes, &g->node_cap, p1->nn + 2, sizeof(Node)) < 0)
@@ -336,13 +336,15 @@ fitter_first(PyObject *f1, PyObject *f2)
 int
 crossover(Rng *r, const Cfg *c, Genes *g, PyObject *genome1, PyObject *genome2, PyObject *snapshots)
 {
-    PyObject *f1 = PyObject_GetAttr(genome1, str_fitness), *f2 = f1 ? PyObject_GetAttr(genome2, str_fitness) : NULL;
+    PyObject *f1 = PyObject_GetAttr(genome1, c->st->str_fitness);
+    PyObject *f2 = f1 ? PyObject_GetAttr(genome2, c->st->str_fitness) : NULL;
     int gt = f2 ? fitter_first(f1, f2) : -1;
     Py_XDECREF(f1);
     Py_XDECREF(f2);
     if (gt < 0)
         return -1;
-    Genes *p1 = genes_of(gt ? genome1 : genome2, snapshots), *p2 = p1 ? genes_of(gt ? genome2 : genome1, snapshots) : NULL;
+    Genes *p1 = genes_of(c->st, gt ? genome1 : genome2, snapshots);
+    Genes *p2 = p1 ? genes_of(c->st, gt ? genome2 : genome1, snapshots) : NULL;
     int rc = p2 ? crossover_genes(r, c, g, p1, p2) : -1;
     Py_XDECREF(p1);
     Py_XDECREF(p2);
@@ -392,8 +394,8 @@ mutate_add_node(Rng *r, const Cfg *c, Genes *g)
         goto done;
     g->conns[at].enabled = 0;
     int64_t i = g->conns[at].in, o = g->conns[at].out;
-    if (innovation(tracker, i, new_id, str_add_node_in, &in_innov) < 0
-        || innovation(tracker, new_id, o, str_add_node_out, &out_innov) < 0
+    if (innovation(c->st, tracker, i, new_id, c->st->str_add_node_in, &in_innov) < 0
+        || innovation(c->st, tracker, new_id, o, c->st->str_add_node_out, &out_innov) < 0
         || add_connection(r, c, g, i, new_id, 1.0, 1, in_innov) < 0)
         goto done;
     /* conn_to_split.weight: the split gene, wherever it now sits */
@@ -425,7 +427,7 @@ mutate_add_connection(Rng *r, const Cfg *c, Genes *g)
     int64_t *node_keys = keys + g->nn + c->n_input_keys;
     for (Py_ssize_t k = 0; k < g->nn; k++)
         node_keys[k] = g->nodes[k].key;
-    Py_ssize_t np = possible_inputs_order(node_keys, g->nn, c->output_keys, c->n_output_keys,
+    Py_ssize_t np = possible_inputs_order(c->st, node_keys, g->nn, c->output_keys, c->n_output_keys,
                                           c->input_keys, c->n_input_keys, keys);
     if (np < 0)
         goto done;
@@ -456,7 +458,7 @@ mutate_add_connection(Rng *r, const Cfg *c, Genes *g)
     }
     int64_t innov;
     Conn cg;
-    if (innovation(tracker, in_node, out_node, str_add_connection, &innov) < 0
+    if (innovation(c->st, tracker, in_node, out_node, c->st->str_add_connection, &innov) < 0
         || conn_init(r, c, &cg, in_node, out_node, innov) < 0 || set_conn(g, &cg) < 0)
         goto done;
     rc = 0;
@@ -569,7 +571,7 @@ connect_pairs(Rng *r, const Cfg *c, Genes *g, PyObject *tracker, const int64_t *
     for (Py_ssize_t k = 0; k < n; k++) {
         int64_t innov;
         Conn cg;
-        if (innovation(tracker, pairs[2 * k], pairs[2 * k + 1], str_initial_connection, &innov) < 0
+        if (innovation(c->st, tracker, pairs[2 * k], pairs[2 * k + 1], c->st->str_initial_connection, &innov) < 0
             || conn_init(r, c, &cg, pairs[2 * k], pairs[2 * k + 1], innov) < 0 || set_conn(g, &cg) < 0)
             return -1;
     }

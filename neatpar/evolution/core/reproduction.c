@@ -22,7 +22,7 @@ parents_free(Parents *p)
 }
 
 static int
-parents_load(Parents *p, PyObject *pairs, PyObject *snapshots)
+parents_load(CoreState *st, Parents *p, PyObject *pairs, PyObject *snapshots)
 {
     p->pairs = pairs;
     p->n = PyList_GET_SIZE(pairs);
@@ -40,7 +40,7 @@ parents_load(Parents *p, PyObject *pairs, PyObject *snapshots)
             return -1;
         }
         PyObject *genome = PyTuple_GET_ITEM(pair, 1);
-        if (!(p->fitness[i] = PyObject_GetAttr(genome, str_fitness)) || !(p->genes[i] = genes_of(genome, snapshots)))
+        if (!(p->fitness[i] = PyObject_GetAttr(genome, st->str_fitness)) || !(p->genes[i] = genes_of(st, genome, snapshots)))
             return -1;
     }
     return 0;
@@ -49,12 +49,13 @@ parents_load(Parents *p, PyObject *pairs, PyObject *snapshots)
 /* A new neatpar genome, as DefaultGenome(gid) makes it (key, _genes, fitness), without a Python
    frame; its Genes through *genes (borrowed). */
 static PyObject *
-new_genome(PyObject *gid, Genes **genes)
+new_genome(CoreState *st, PyObject *gid, Genes **genes)
 {
-    PyObject *genome = PyBaseObject_Type.tp_new((PyTypeObject *)genome_class, empty_tuple, NULL);
-    Genes *g = genome ? genes_alloc(0, 0) : NULL;
-    if (!g || PyObject_SetAttr(genome, str_key, gid) < 0 || PyObject_SetAttr(genome, str_genes, (PyObject *)g) < 0
-        || PyObject_SetAttr(genome, str_fitness, Py_None) < 0) {
+    PyObject *genome = PyBaseObject_Type.tp_new((PyTypeObject *)st->genome_class, st->empty_tuple, NULL);
+    Genes *g = genome ? genes_alloc(st, 0, 0) : NULL;
+    if (!g || PyObject_SetAttr(genome, st->str_key, gid) < 0
+        || PyObject_SetAttr(genome, st->str_genes, (PyObject *)g) < 0
+        || PyObject_SetAttr(genome, st->str_fitness, Py_None) < 0) {
         Py_XDECREF(g);
         Py_XDECREF(genome);
         return NULL;
@@ -86,9 +87,9 @@ breed_one(Rng *r, const Cfg *c, const Parents *parents, PyObject *indexer, PyObj
         return -1;
     }
     Genes *g = NULL;
-    if (genome_type == genome_class && c->standard) {
+    if (genome_type == c->st->genome_class && c->standard) {
         int gt = fitter_first(parents->fitness[i1], parents->fitness[i2]);
-        child = gt < 0 ? NULL : new_genome(gid, &g);
+        child = gt < 0 ? NULL : new_genome(c->st, gid, &g);
         if (!child || crossover_genes(r, c, g, parents->genes[gt ? i1 : i2], parents->genes[gt ? i2 : i1]) < 0
             || mutate(r, c, g) < 0)
             goto done;
@@ -101,10 +102,10 @@ breed_one(Rng *r, const Cfg *c, const Parents *parents, PyObject *indexer, PyObj
         if (rng_end(r) < 0)
             goto done;
         child = PyObject_CallOneArg(genome_type, gid);
-        g = child && c->standard ? operand(child, 1) : NULL;
+        g = child && c->standard ? operand(c->st, child, 1) : NULL;
         int op = child && !PyErr_Occurred() ? 0 : -1;
         if (op == 0 && g) {
-            op = begin(r);
+            op = begin(c->st, r);
             if (op == 0) {
                 int gt = fitter_first(parents->fitness[i1], parents->fitness[i2]);
                 if (gt < 0 || crossover_genes(r, c, g, parents->genes[gt ? i1 : i2], parents->genes[gt ? i2 : i1]) < 0
@@ -123,7 +124,7 @@ breed_one(Rng *r, const Cfg *c, const Parents *parents, PyObject *indexer, PyObj
             op = v ? 0 : -1;
         }
         Py_XDECREF(g);
-        if (begin(r) < 0 || op < 0)
+        if (begin(c->st, r) < 0 || op < 0)
             goto done;
     }
     PyObject *pair = PyTuple_Pack(2, PyTuple_GET_ITEM(m1, 0), PyTuple_GET_ITEM(m2, 0));
@@ -141,14 +142,15 @@ done:
 PyObject *
 py_breed(PyObject *mod, PyObject *args)
 {
+    CoreState *st = core_state(mod);
     PyObject *view, *jobs, *indexer, *genome_type, *population, *ancestors, *snapshots;
-    if (!PyArg_ParseTuple(args, "O!O!OOO!O!O", &ConfigViewType, &view, &PyList_Type, &jobs, &indexer,
+    if (!PyArg_ParseTuple(args, "O!O!OOO!O!O", st->config_view_type, &view, &PyList_Type, &jobs, &indexer,
                           &genome_type, &PyDict_Type, &population, &PyDict_Type, &ancestors, &snapshots))
         return NULL;
     const Cfg *c = &((ConfigView *)view)->cfg;
     PyObject *snaps = PyDict_Check(snapshots) ? snapshots : NULL;
     Rng r;
-    if (begin(&r) < 0)
+    if (begin(st, &r) < 0)
         return NULL;
     /* Thousands of new objects: the cyclic collector runs once afterwards, not on the way. */
     int collecting = PyGC_Disable(), rc = 0;
@@ -172,7 +174,7 @@ py_breed(PyObject *mod, PyObject *args)
         if (spawn <= 0 || rc < 0)
             continue;
         Parents ps = {NULL, 0, NULL, NULL};
-        rc = parents_load(&ps, parents, snaps);
+        rc = parents_load(st, &ps, parents, snaps);
         for (; rc == 0 && spawn > 0; spawn--)
             rc = breed_one(&r, c, &ps, indexer, genome_type, population, ancestors);
         parents_free(&ps);

@@ -138,13 +138,17 @@ rng_layout_ok(PyObject *random_module)
     return ok;
 }
 
-/* Starts drawing from `inst`: reads gauss_next (and the state, if not in place). */
+/* Starts drawing from the module's generator (`inst`, random._inst): reads gauss_next (and the state,
+   if not in place). */
 int
-rng_begin(Rng *r, PyObject *inst, int in_place)
+rng_begin(Rng *r, CoreState *st)
 {
+    PyObject *inst = st->random_inst;
+    int in_place = st->rng_in_place;
+    r->st = st;
     r->inst = inst;
     r->in_place = in_place;
-    PyObject *g = PyObject_GetAttr(inst, str_gauss_next);
+    PyObject *g = PyObject_GetAttr(inst, st->str_gauss_next);
     if (!g)
         return -1;
     r->has_gauss = g != Py_None;
@@ -157,7 +161,7 @@ rng_begin(Rng *r, PyObject *inst, int in_place)
         r->mt = ((RandomMirror *)inst)->state;
         return 0;
     }
-    PyObject *state = PyObject_CallMethodNoArgs(inst, str_getstate);
+    PyObject *state = PyObject_CallMethodNoArgs(inst, st->str_getstate);
     if (!state)
         return -1;
     PyObject *words = PyTuple_GetItem(state, 1);
@@ -183,7 +187,7 @@ rng_end(Rng *r)
     PyErr_Fetch(&exc_type, &exc_value, &exc_tb);
     int rc = 0;
     PyObject *g = r->has_gauss ? PyFloat_FromDouble(r->gauss_next) : Py_NewRef(Py_None);
-    if (!g || PyObject_SetAttr(r->inst, str_gauss_next, g) < 0)
+    if (!g || PyObject_SetAttr(r->inst, r->st->str_gauss_next, g) < 0)
         rc = -1;
     Py_XDECREF(g);
     if (!r->in_place && rc == 0) {

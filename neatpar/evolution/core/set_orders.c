@@ -42,12 +42,12 @@ keys_from_list(PyObject *list, int64_t *dst, Py_ssize_t room)
 /* list((set(dict.fromkeys(nodes)) - set(outputs)) | set(inputs)) into dst (room for
    n_nodes + n_inputs keys). Returns the length, -1 on error. */
 Py_ssize_t
-possible_inputs_order(const int64_t *nodes, Py_ssize_t nn, const int64_t *outputs, Py_ssize_t no,
+possible_inputs_order(CoreState *st, const int64_t *nodes, Py_ssize_t nn, const int64_t *outputs, Py_ssize_t no,
                       const int64_t *inputs, Py_ssize_t ni, int64_t *dst)
 {
-    if (sets_emulated < 0 && check_sets() < 0)
+    if (st->sets_emulated < 0 && check_sets(st) < 0)
         return -1;
-    if (sets_emulated) {
+    if (st->sets_emulated) {
         PSet a, b, d, i, e;
         ps_init(&a); ps_init(&b); ps_init(&d); ps_init(&i); ps_init(&e);
         Py_ssize_t n = -1;
@@ -72,7 +72,7 @@ possible_inputs_order(const int64_t *nodes, Py_ssize_t nn, const int64_t *output
         /* rc == 1: a case the emulation leaves to real sets */
     }
     PyObject *ln = keys_list(nodes, nn), *lo = keys_list(outputs, no), *li = keys_list(inputs, ni);
-    PyObject *order = ln && lo && li ? PyObject_CallFunctionObjArgs(reference_inputs, ln, lo, li, NULL) : NULL;
+    PyObject *order = ln && lo && li ? PyObject_CallFunctionObjArgs(st->reference_inputs, ln, lo, li, NULL) : NULL;
     Py_XDECREF(ln); Py_XDECREF(lo); Py_XDECREF(li);
     if (!order)
         return -1;
@@ -85,7 +85,8 @@ possible_inputs_order(const int64_t *nodes, Py_ssize_t nn, const int64_t *output
    position in p1 of the last gene with that innovation, b = the same in p2. When the emulation is
    off, `order` receives the real set's iteration order (else order stays unused). */
 int
-innovation_union(const Genes *p1, const Genes *p2, PSet *s1, PSet *s2, PSet *u, int64_t *order, Py_ssize_t *n_order)
+innovation_union(CoreState *st, const Genes *p1, const Genes *p2, PSet *s1, PSet *s2, PSet *u, int64_t *order,
+                 Py_ssize_t *n_order)
 {
     int64_t *k1 = PyMem_Malloc(sizeof(int64_t) * (p1->nc + 1)), *k2 = PyMem_Malloc(sizeof(int64_t) * (p2->nc + 1));
     int rc = -1;
@@ -101,9 +102,9 @@ innovation_union(const Genes *p1, const Genes *p2, PSet *s1, PSet *s2, PSet *u, 
         || ps_merge(u, s1) < 0 || ps_merge(u, s2) < 0)
         goto done;
     *n_order = -1;
-    if (!sets_emulated) {
+    if (!st->sets_emulated) {
         PyObject *l1 = keys_list(k1, p1->nc), *l2 = keys_list(k2, p2->nc);
-        PyObject *res = l1 && l2 ? PyObject_CallFunctionObjArgs(reference_union, l1, l2, NULL) : NULL;
+        PyObject *res = l1 && l2 ? PyObject_CallFunctionObjArgs(st->reference_union, l1, l2, NULL) : NULL;
         Py_XDECREF(l1);
         Py_XDECREF(l2);
         if (!res)
@@ -122,14 +123,14 @@ done:
 
 /* The check at first use: the emulated orders against real sets on varied keys. */
 int
-check_sets(void)
+check_sets(CoreState *st)
 {
-    PyObject *ok = PyObject_CallNoArgs(sets_check);
+    PyObject *ok = PyObject_CallNoArgs(st->sets_check);
     if (!ok)
         return -1;
-    sets_emulated = PyObject_IsTrue(ok);
+    st->sets_emulated = PyObject_IsTrue(ok);
     Py_DECREF(ok);
-    return sets_emulated < 0 ? -1 : 0;
+    return st->sets_emulated < 0 ? -1 : 0;
 }
 
 PyObject *
@@ -175,8 +176,6 @@ emulated_inputs(PyObject *mod, PyObject *args)
     PyObject *result = NULL;
     int64_t *kn = k, *ko = k + nn, *ki = ko + no, *dst = ki + ni;
     if (keys_from_list(nodes, kn, nn) >= 0 && keys_from_list(outs, ko, no) >= 0 && keys_from_list(ins, ki, ni) >= 0) {
-        int saved = sets_emulated;
-        sets_emulated = 1;  /* this entry point always re-enacts (it is what the check compares) */
         PSet a, b, d, i, e;
         ps_init(&a); ps_init(&b); ps_init(&d); ps_init(&i); ps_init(&e);
         int rc = ps_from_dict_keys(&a, kn, nn);
@@ -192,7 +191,6 @@ emulated_inputs(PyObject *mod, PyObject *args)
         else if (rc == 1)
             result = Py_NewRef(Py_None);
         ps_free(&a); ps_free(&b); ps_free(&d); ps_free(&i); ps_free(&e);
-        sets_emulated = saved;
     }
     PyMem_Free(k);
     return result;

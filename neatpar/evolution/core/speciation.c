@@ -109,8 +109,6 @@ prepare_distance(Genes *g, Scratch *s)
 /* ------------------------------------------------------------------------------------------ */
 /* Speciation (DefaultSpeciesSet.speciate's distance work)                                    */
 
-static int distance_threads = 1;
-
 /* Dense numbers for the node keys and the connection keys of every genome in one speciation
    (each gene's in its View's nid / cid): a row genome's gene positions then go into arrays indexed
    by number, and matching a column genome's genes against them is one load per gene. */
@@ -301,12 +299,12 @@ done:
 }
 
 static int
-grid_compute(Genes **rows, Py_ssize_t nrows, Genes **cols, Py_ssize_t ncols, double *out, Py_ssize_t scratch,
-             const IdCounts *ids, double cdc, double cwc)
+grid_compute(int threads, Genes **rows, Py_ssize_t nrows, Genes **cols, Py_ssize_t ncols, double *out,
+             Py_ssize_t scratch, const IdCounts *ids, double cdc, double cwc)
 {
     if (nrows * ncols == 0)
         return 0;
-    int workers = nrows * ncols < 4096 ? 1 : distance_threads;
+    int workers = nrows * ncols < 4096 ? 1 : threads;
     pthread_t tids[16];
     int started[16] = {0};
     Grid grid;
@@ -404,15 +402,15 @@ typedef struct {
 } Member;
 
 static int
-member_load(Member *m, PyObject *genome, Py_ssize_t *largest)
+member_load(CoreState *st, Member *m, PyObject *genome, Py_ssize_t *largest)
 {
-    m->genes = genes_of(genome, NULL);
+    m->genes = genes_of(st, genome, NULL);
     if (!m->genes || !view_of(m->genes))
         return -1;
     Py_ssize_t size = m->genes->nn > m->genes->nc ? m->genes->nn : m->genes->nc;
     if (size > *largest)
         *largest = size;
-    PyObject *k = PyObject_GetAttr(genome, str_key);
+    PyObject *k = PyObject_GetAttr(genome, st->str_key);
     if (!k)
         return -1;
     m->key = PyLong_AsLongLong(k);
@@ -526,12 +524,13 @@ new_group(PyObject *first)
 PyObject *
 speciate(PyObject *mod, PyObject *args)
 {
+    CoreState *st = core_state(mod);
     PyObject *config, *population, *unspeciated, *old_reps, *indexer;
     double threshold;
     if (!PyArg_ParseTuple(args, "OO!O!O!dO", &config, &PyDict_Type, &population, &PyList_Type, &unspeciated,
                           &PyList_Type, &old_reps, &threshold, &indexer))
         return NULL;
-    if (!standard_config(config))
+    if (!standard_config(st, config))
         Py_RETURN_NOTIMPLEMENTED;
     double cdc, cwc;
     if (cfg_double(config, "compatibility_disjoint_coefficient", &cdc) < 0
@@ -562,7 +561,7 @@ speciate(PyObject *mod, PyObject *args)
                 PyErr_SetObject(PyExc_KeyError, gid);
             goto done;
         }
-        if (member_load(&members[i], g, &largest) < 0)
+        if (member_load(st, &members[i], g, &largest) < 0)
             goto done;
         genes[i] = members[i].genes;
         alive[i] = i;
@@ -573,7 +572,7 @@ speciate(PyObject *mod, PyObject *args)
             PyErr_SetString(PyExc_TypeError, "speciate(): old representatives are (sid, genome) pairs");
             goto done;
         }
-        if (member_load(&olds[k], PyTuple_GET_ITEM(pair, 1), &largest) < 0)
+        if (member_load(st, &olds[k], PyTuple_GET_ITEM(pair, 1), &largest) < 0)
             goto done;
         genes[n + k] = olds[k].genes;
     }
@@ -586,7 +585,7 @@ speciate(PyObject *mod, PyObject *args)
 
     /* Phase 1: old representative k against every genome (those neat-python asks for are read). */
     d1 = PyMem_Malloc(sizeof(double) * (nold * n + 1));
-    if (!d1 || grid_compute(genes + n, nold, genes, n, d1, largest, &ids, cdc, cwc) < 0) {
+    if (!d1 || grid_compute(st->distance_threads, genes + n, nold, genes, n, d1, largest, &ids, cdc, cwc) < 0) {
         if (!PyErr_Occurred())
             PyErr_NoMemory();
         goto done;
@@ -650,7 +649,8 @@ speciate(PyObject *mod, PyObject *args)
     for (Py_ssize_t k = 0; k < nold; k++)
         rep_genes[k] = members[rep_of[k]].genes;
     d2 = PyMem_Malloc(sizeof(double) * (nold * nalive + 1));
-    int grid_failed = !d2 || grid_compute(rep_genes, nold, left, nalive, d2, largest, &ids, cdc, cwc) < 0;
+    int grid_failed = !d2 || grid_compute(st->distance_threads, rep_genes, nold, left, nalive, d2, largest, &ids, cdc,
+                                          cwc) < 0;
     PyMem_Free(rep_genes);
     if (grid_failed) {
         PyMem_Free(left);
@@ -692,7 +692,8 @@ speciate(PyObject *mod, PyObject *args)
         Py_XDECREF(group);
         Py_ssize_t rest = nalive - a - 1;
         double *row = bad ? NULL : PyMem_Malloc(sizeof(double) * (rest + 1));
-        if (!row || grid_compute(&g->genes, 1, left + a + 1, rest, row, largest, &ids, cdc, cwc) < 0) {
+        if (!row || grid_compute(st->distance_threads, &g->genes, 1, left + a + 1, rest, row, largest, &ids, cdc,
+                                 cwc) < 0) {
             PyMem_Free(row);
             PyMem_Free(left);
             if (!PyErr_Occurred())
@@ -757,7 +758,8 @@ py_set_threads(PyObject *mod, PyObject *arg)
     long t = PyLong_AsLong(arg);
     if (t == -1 && PyErr_Occurred())
         return NULL;
-    int previous = distance_threads;
-    distance_threads = t < 1 ? 1 : t > 16 ? 16 : (int)t;
+    CoreState *st = core_state(mod);
+    int previous = st->distance_threads;
+    st->distance_threads = t < 1 ? 1 : t > 16 ? 16 : (int)t;
     return PyLong_FromLong(previous);
 }
