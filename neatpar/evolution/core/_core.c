@@ -64,6 +64,7 @@ run_operator(CoreState *st, Operator op, PyObject *genome, PyObject *config, int
 static int
 op_configure_new(Rng *r, const Cfg *c, Genes *g, PyObject *unused1, PyObject *unused2)
 {
+    (void)unused1, (void)unused2;
     const char *kind = PyUnicode_AsUTF8(c->initial_connection);
     return kind ? configure_new(r, c, g, kind) : -1;
 }
@@ -77,6 +78,7 @@ op_crossover(Rng *r, const Cfg *c, Genes *g, PyObject *genome1, PyObject *genome
 static int
 op_mutate(Rng *r, const Cfg *c, Genes *g, PyObject *unused1, PyObject *unused2)
 {
+    (void)unused1, (void)unused2;
     return mutate(r, c, g);
 }
 
@@ -179,7 +181,7 @@ static PyMethodDef module_methods[] = {
     {"emulated_union", emulated_union, METH_VARARGS, "the re-enacted order of set(a) | set(b)"},
     {"emulated_inputs", emulated_inputs, METH_VARARGS,
      "the re-enacted order of (set(dict.fromkeys(nodes)) - set(outputs)) | set(inputs), or None"},
-    {NULL}
+    {NULL, NULL, 0, NULL}
 };
 
 /* ------------------------------------------------------------------------------------------ */
@@ -189,6 +191,7 @@ static PyMethodDef module_methods[] = {
 static PyObject *
 py_modes(PyObject *mod, PyObject *unused)
 {
+    (void)unused;
     CoreState *st = core_state(mod);
     if (st->rng_in_place < 0)
         st->rng_in_place = rng_layout_ok(st->random_module);
@@ -258,7 +261,7 @@ static PyMethodDef testing_methods[] = {
     {"modes", py_modes, METH_NOARGS, "whether random is drawn in place and set orders are re-enacted"},
     {"force_modes", py_force_modes, METH_VARARGS, "force_modes(in_place, emulated): force the fallback paths"},
     {"draws", py_draws, METH_O, "draws(plan) on random's generator, made in C"},
-    {NULL}
+    {NULL, NULL, 0, NULL}
 };
 
 /* _core._testing: a module object holding the test hooks, each bound to this module (its state). */
@@ -364,7 +367,7 @@ core_exec(PyObject *m)
 }
 
 static PyModuleDef_Slot core_slots[] = {
-    {Py_mod_exec, core_exec},
+    {Py_mod_exec, SLOT_FN(core_exec)},
 #ifdef Py_mod_multiple_interpreters
     /* pyset.c's pool of tables is shared by the process: one GIL for every interpreter that imports this */
     {Py_mod_multiple_interpreters, Py_MOD_MULTIPLE_INTERPRETERS_SUPPORTED},

@@ -257,6 +257,7 @@ fail:
 static PyObject *
 ConfigView_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
+    (void)kwds;
     PyObject *config;
     if (!PyArg_ParseTuple(args, "O:ConfigView", &config))
         return NULL;
@@ -282,8 +283,8 @@ ConfigView_dealloc(ConfigView *v)
 
 static PyType_Slot config_view_slots[] = {
     {Py_tp_doc, (void *)"ConfigView(genome_config): the config read once, for many operators in a row."},
-    {Py_tp_new, ConfigView_new},
-    {Py_tp_dealloc, ConfigView_dealloc},
+    {Py_tp_new, SLOT_FN(ConfigView_new)},
+    {Py_tp_dealloc, SLOT_FN(ConfigView_dealloc)},
     {0, NULL},
 };
 

@@ -29,6 +29,7 @@ The parts, in the order a generation uses them:
     graphs.c        creates_cycle and whether a genome's graph has a cycle
     operators.c     attributes, configure_new, crossover, mutate
     speciation.c    distances and DefaultSpeciesSet.speciate's distance work
+    threads.c       the threads that work out a speciation's distances (POSIX or Win32)
     reproduction.c  DefaultReproduction.reproduce's children (breed)
     _core.c         the module: its state, entry points and method table
 */
@@ -227,6 +228,10 @@ struct CoreState {
         *str_add_node_out, *str_add_connection, *str_initial_connection, *str_gauss_next, *str_getstate;
 };
 
+/* A function in one of CPython's slot tables (PyType_Slot, PyModuleDef_Slot), whose field is a
+   void *: ISO C converts a function pointer to an integer, not to a void * (CPython converts it back). */
+#define SLOT_FN(f) ((void *)(uintptr_t)(f))
+
 /* The state of this module object (every entry point's first line). A one-line inline: entry
    points run once per call from Python, often in a genome's inner loop. */
 static inline CoreState *core_state(PyObject *module) { return (CoreState *)PyModule_GetState(module); }
@@ -266,6 +271,7 @@ int is_input(const Cfg *c, int64_t key);
 
 /* rng.c                                                                                       */
 
+int bit_length(uint64_t n);
 uint32_t rng_u32(Rng *r);
 double rng_random(Rng *r);
 Py_ssize_t rng_below(Rng *r, Py_ssize_t n);
@@ -319,6 +325,15 @@ double genes_distance(const Genes *ga, const Genes *gb, double cdc, double cwc, 
 int prepare_distance(Genes *g, Scratch *s);
 PyObject *speciate(PyObject *mod, PyObject *args);
 PyObject *py_set_threads(PyObject *mod, PyObject *arg);
+
+/* threads.c                                                                                   */
+
+typedef struct Tasks Tasks;      /* hands out the numbers 0, 1, 2, ... once each, across threads */
+size_t next_task(Tasks *tasks);
+/* Runs work(arg, tasks) on `threads` threads at once (this one among them; at most 16, fewer if the
+   system gives fewer) and waits for them all: 0, or -1 if a call returned -1. Called without the
+   GIL: work touches no Python object. */
+int run_on_threads(int threads, int (*work)(void *arg, Tasks *tasks), void *arg);
 
 /* reproduction.c                                                                              */
 

@@ -284,18 +284,21 @@ genes_copy(const Genes *src)
 static PyObject *
 Genes_copy(Genes *self, PyObject *unused)
 {
+    (void)unused;
     return (PyObject *)genes_copy(self);
 }
 
 static PyObject *
 Genes_deepcopy(Genes *self, PyObject *memo)
 {
+    (void)memo;
     return (PyObject *)genes_copy(self);
 }
 
 static PyObject *
 Genes_size(Genes *self, PyObject *unused)
 {
+    (void)unused;
     Py_ssize_t enabled = 0;
     for (Py_ssize_t i = 0; i < self->nc; i++)
         enabled += self->conns[i].enabled != 0;
@@ -308,6 +311,7 @@ Genes_size(Genes *self, PyObject *unused)
 static PyObject *
 Genes_reduce(Genes *self, PyObject *unused)
 {
+    (void)unused;
     CoreState *st = PyType_GetModuleState(Py_TYPE(self));
     PyObject *local = PyDict_New(), *used = PyList_New(0), *nodes = NULL, *result = NULL;
     if (!local || !used)
@@ -403,6 +407,7 @@ done:
 static PyObject *
 Genes_records(Genes *self, PyObject *unused)
 {
+    (void)unused;
     return Py_BuildValue("(y#y#)", self->nodes ? (const char *)self->nodes : "", (Py_ssize_t)(sizeof(Node) * self->nn),
                          self->conns ? (const char *)self->conns : "", (Py_ssize_t)(sizeof(Conn) * self->nc));
 }
@@ -459,6 +464,7 @@ enabled_links(PyObject *mod, PyObject *list)
 PyObject *
 py_names(PyObject *mod, PyObject *unused)
 {
+    (void)unused;
     return PyList_AsTuple(core_state(mod)->names);
 }
 
@@ -475,15 +481,15 @@ static PyMethodDef Genes_methods[] = {
     {"copy", (PyCFunction)Genes_copy, METH_NOARGS, "A copy of these genes."},
     {"size", (PyCFunction)Genes_size, METH_NOARGS, "(nodes, enabled connections), as DefaultGenome.size()."},
     {"records", (PyCFunction)Genes_records, METH_NOARGS, "(node records, connection records) as bytes."},
-    {NULL}
+    {NULL, NULL, 0, NULL}
 };
 
 static PyType_Slot genes_slots[] = {
     {Py_tp_doc, (void *)"A genome's node and connection genes as compact records, in the dicts' order."},
-    {Py_tp_new, Genes_new},
-    {Py_tp_dealloc, genes_dealloc},
+    {Py_tp_new, SLOT_FN(Genes_new)},
+    {Py_tp_dealloc, SLOT_FN(genes_dealloc)},
     {Py_tp_methods, Genes_methods},
-    {Py_sq_length, Genes_len},
+    {Py_sq_length, SLOT_FN(Genes_len)},
     {0, NULL},
 };
 

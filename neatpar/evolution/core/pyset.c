@@ -37,7 +37,7 @@ static int ps_pooled[PS_POOL_SIZES];
 static inline int
 ps_log2(size_t size)
 {
-    return 63 - __builtin_clzll((unsigned long long)size);
+    return bit_length(size) - 1;
 }
 
 static PSEntry *

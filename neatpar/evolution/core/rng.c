@@ -42,6 +42,16 @@ rng_u32(Rng *r)
     return y;
 }
 
+/* int.bit_length(): the bits of `n` up to its highest one set (0 for 0), in portable C. */
+int
+bit_length(uint64_t n)
+{
+    int k = 0;
+    for (; n; n >>= 1)
+        k++;
+    return k;
+}
+
 /* random.random() */
 double
 rng_random(Rng *r)
@@ -55,7 +65,7 @@ rng_random(Rng *r)
 Py_ssize_t
 rng_below(Rng *r, Py_ssize_t n)
 {
-    int k = 64 - __builtin_clzll((unsigned long long)n);
+    int k = bit_length((uint64_t)n);
     uint32_t v = rng_u32(r) >> (32 - k);
     while ((Py_ssize_t)v >= n)
         v = rng_u32(r) >> (32 - k);

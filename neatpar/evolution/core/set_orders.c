@@ -136,6 +136,7 @@ check_sets(CoreState *st)
 PyObject *
 emulated_union(PyObject *mod, PyObject *args)
 {
+    (void)mod;
     PyObject *a, *b;
     if (!PyArg_ParseTuple(args, "OO", &a, &b))
         return NULL;
@@ -164,6 +165,7 @@ done:
 PyObject *
 emulated_inputs(PyObject *mod, PyObject *args)
 {
+    (void)mod;
     PyObject *nodes, *outs, *ins;
     if (!PyArg_ParseTuple(args, "OOO", &nodes, &outs, &ins))
         return NULL;

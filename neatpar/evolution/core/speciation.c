@@ -6,8 +6,6 @@ threads. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <pthread.h>
-#include <stdatomic.h>
 
 /* ------------------------------------------------------------------------------------------ */
 /* Distance (DefaultGenome.distance, genes' distance)                                         */
@@ -243,11 +241,9 @@ typedef struct {
     Genes **rows, **cols;
     Py_ssize_t nrows, ncols;
     double *out;                 /* nrows x ncols, row-major */
-    atomic_size_t next_task;
     Py_ssize_t scratch;          /* genes of the largest genome */
     IdCounts ids;
     double cdc, cwc;
-    atomic_int failed;
 } Grid;
 
 #define GRID_BLOCK 32
@@ -261,23 +257,23 @@ lay_out(const View *a, int32_t *npos, int32_t *cpos, int on)
         cpos[a->cid[k]] = on ? (int32_t)k : -1;
 }
 
-static void *
-grid_work(void *arg)
+/* One thread's share of the grid: tasks taken until none is left; -1 when its scratch could not be had. */
+static int
+grid_work(void *arg, Tasks *tasks)
 {
     Grid *g = arg;
     int32_t *match = malloc(sizeof(int32_t) * (g->scratch + 1));
     int32_t *npos = malloc(sizeof(int32_t) * (g->ids.nodes + 1)), *cpos = malloc(sizeof(int32_t) * (g->ids.conns + 1));
-    if (!match || !npos || !cpos) {
-        atomic_store(&g->failed, 1);
+    int rc = -1;
+    if (!match || !npos || !cpos)
         goto done;
-    }
     memset(npos, 0xff, sizeof(int32_t) * (g->ids.nodes + 1));
     memset(cpos, 0xff, sizeof(int32_t) * (g->ids.conns + 1));
-    size_t blocks = (size_t)((g->ncols + GRID_BLOCK - 1) / GRID_BLOCK), tasks = blocks * (size_t)g->nrows;
+    size_t blocks = (size_t)((g->ncols + GRID_BLOCK - 1) / GRID_BLOCK), count = blocks * (size_t)g->nrows;
     Py_ssize_t loaded = -1;
     for (;;) {
-        size_t t = atomic_fetch_add(&g->next_task, 1);
-        if (t >= tasks)
+        size_t t = next_task(tasks);
+        if (t >= count)
             break;
         Py_ssize_t r = (Py_ssize_t)(t / blocks), c0 = (Py_ssize_t)(t % blocks) * GRID_BLOCK;
         const View *a = g->rows[r]->view;
@@ -291,11 +287,12 @@ grid_work(void *arg)
         for (Py_ssize_t c = c0; c < c1; c++)
             g->out[r * g->ncols + c] = row_distance(a, g->cols[c]->view, npos, cpos, match, g->cdc, g->cwc);
     }
+    rc = 0;
 done:
     free(match);
     free(npos);
     free(cpos);
-    return NULL;
+    return rc;
 }
 
 static int
@@ -305,29 +302,21 @@ grid_compute(int threads, Genes **rows, Py_ssize_t nrows, Genes **cols, Py_ssize
     if (nrows * ncols == 0)
         return 0;
     int workers = nrows * ncols < 4096 ? 1 : threads;
-    pthread_t tids[16];
-    int started[16] = {0};
     Grid grid;
     grid.rows = rows;
     grid.cols = cols;
     grid.nrows = nrows;
     grid.ncols = ncols;
     grid.out = out;
-    atomic_init(&grid.next_task, 0);
     grid.scratch = scratch;
     grid.ids = *ids;
     grid.cdc = cdc;
     grid.cwc = cwc;
-    atomic_init(&grid.failed, 0);
+    int rc;
     Py_BEGIN_ALLOW_THREADS
-    for (int w = 1; w < workers && w < 16; w++)
-        started[w] = pthread_create(&tids[w], NULL, grid_work, &grid) == 0;
-    grid_work(&grid);  /* this thread works too; tasks no thread could be had for are taken here */
-    for (int w = 1; w < workers && w < 16; w++)
-        if (started[w])
-            pthread_join(tids[w], NULL);
+    rc = run_on_threads(workers, grid_work, &grid);
     Py_END_ALLOW_THREADS
-    if (atomic_load(&grid.failed)) {
+    if (rc < 0) {
         PyErr_NoMemory();
         return -1;
     }
