@@ -75,8 +75,9 @@ setup(
     cmdclass={"build_ext": BuildExtByCompiler, "build_py": BuildPyWithHook, "editable_wheel": EditableWheelWithHook},
     ext_modules=[
         Extension("neatpar.nn._kernel", sources=["neatpar/nn/_kernel.c"]),
-        Extension("neatpar.evolution._core", sources=sorted(glob.glob("neatpar/evolution/core/*.c")),
-                  depends=["neatpar/evolution/core/core.h"]),
+        Extension("neatpar.evolution._core",
+                  sources=["neatpar/evolution/_core.c"] + sorted(glob.glob("neatpar/evolution/core/*.c")),
+                  depends=["neatpar/evolution/core/core.h", "neatpar/evolution/core/threads_shim.h"]),
         Extension("neatpar.envs.unity._wire", sources=["neatpar/envs/unity/_wire.c"]),
     ],
 )

@@ -29,9 +29,9 @@ The parts, in the order a generation uses them:
     graphs.c        creates_cycle and whether a genome's graph has a cycle
     operators.c     attributes, configure_new, crossover, mutate
     speciation.c    distances and DefaultSpeciesSet.speciate's distance work
-    threads.c       the threads that work out a speciation's distances (POSIX or Win32)
+    threads_shim.c  the threads of a speciation's distances: POSIX or Win32 (threads_shim.h)
     reproduction.c  DefaultReproduction.reproduce's children (breed)
-    _core.c         the module: its state, entry points and method table
+    ../_core.c      the module: its state, entry points and method tables
 */
 #ifndef NEATPAR_CORE_H
 #define NEATPAR_CORE_H
@@ -205,7 +205,7 @@ typedef struct {
 } Scratch;
 
 /* ------------------------------------------------------------------------------------------ */
-/* The module's state (_core.c): one per module object, every reference it holds a strong one  */
+/* The module's state (../_core.c): one per module object, each reference it holds a strong one */
 
 struct CoreState {
     PyTypeObject *genes_type, *config_view_type;
@@ -326,20 +326,11 @@ int prepare_distance(Genes *g, Scratch *s);
 PyObject *speciate(PyObject *mod, PyObject *args);
 PyObject *py_set_threads(PyObject *mod, PyObject *arg);
 
-/* threads.c                                                                                   */
-
-typedef struct Tasks Tasks;      /* hands out the numbers 0, 1, 2, ... once each, across threads */
-size_t next_task(Tasks *tasks);
-/* Runs work(arg, tasks) on `threads` threads at once (this one among them; at most 16, fewer if the
-   system gives fewer) and waits for them all: 0, or -1 if a call returned -1. Called without the
-   GIL: work touches no Python object. */
-int run_on_threads(int threads, int (*work)(void *arg, Tasks *tasks), void *arg);
-
 /* reproduction.c                                                                              */
 
 PyObject *py_breed(PyObject *mod, PyObject *args);
 
-/* _core.c                                                                                     */
+/* ../_core.c                                                                                  */
 
 Genes *operand(CoreState *st, PyObject *genome, int empty_only);
 

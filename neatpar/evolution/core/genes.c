@@ -570,7 +570,8 @@ genes_from_dicts(CoreState *st, PyObject *nodes, PyObject *conns)
         n->key = PyLong_AsLongLong(key);
         if ((n->key == -1 && PyErr_Occurred()) || get_double(gene, st->str_bias, &n->bias) < 0
             || get_double(gene, st->str_response, &n->response) < 0
-            || get_name(st, gene, st->str_activation, &n->act) < 0 || get_name(st, gene, st->str_aggregation, &n->agg) < 0
+            || get_name(st, gene, st->str_activation, &n->act) < 0
+            || get_name(st, gene, st->str_aggregation, &n->agg) < 0
             || get_double(gene, st->str_time_constant, &n->time_constant) < 0)
             goto fail;
         g->nn++;

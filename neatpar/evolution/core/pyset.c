@@ -28,7 +28,8 @@ ps_hash(int64_t v)
     return h == -1 ? -2 : h;
 }
 
-/* Tables outlive one set: kept by size (a power of two) for the next set of that size. */
+/* Tables outlive one set: kept by size (a power of two) for the next set of that size. The pool is
+   the module's one process-global state (plain memory, no Python object; every use holds the GIL). */
 #define PS_POOL_SIZES 32
 #define PS_POOL_DEPTH 6
 static PSEntry *ps_pool[PS_POOL_SIZES][PS_POOL_DEPTH];

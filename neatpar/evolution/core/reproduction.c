@@ -40,7 +40,8 @@ parents_load(CoreState *st, Parents *p, PyObject *pairs, PyObject *snapshots)
             return -1;
         }
         PyObject *genome = PyTuple_GET_ITEM(pair, 1);
-        if (!(p->fitness[i] = PyObject_GetAttr(genome, st->str_fitness)) || !(p->genes[i] = genes_of(st, genome, snapshots)))
+        if (!(p->fitness[i] = PyObject_GetAttr(genome, st->str_fitness))
+            || !(p->genes[i] = genes_of(st, genome, snapshots)))
             return -1;
     }
     return 0;

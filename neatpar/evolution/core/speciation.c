@@ -1,6 +1,7 @@
 /* Distances (DefaultGenome.distance) and DefaultSpeciesSet.speciate's distance work, on several
 threads. */
 #include "core.h"
+#include "threads_shim.h"
 
 #include <errno.h>
 #include <math.h>

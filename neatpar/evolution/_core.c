@@ -1,12 +1,17 @@
-/* neatpar.evolution._core: the module's state, its entry points and method tables (the parts are
-listed in core.h).
+/* neatpar.evolution._core: the module's state, its entry points and method tables (the other parts
+are in core/, listed in core/core.h). Imported only by neatpar/evolution's Python modules; it follows the C
+extensions' convention (docs/architecture/index.md, "The C extensions"): multi-phase init
+(core_exec fills the state); built-in exceptions only, with one-line messages: a module function's
+argument error begins with the function, a condition found in the data with "neatpar: ", and an
+error neat-python or CPython raises in the same place is raised with its own text (the
+draw-for-draw guarantee covers errors).
 
 Everything the module makes or is given lives in its state (CoreState, PEP 489's per-module
 state, set up by core_exec): the Genes and ConfigView types, the name table, what setup() hands
 over, `random`'s generator, the interned attribute names. Process-global, and only that: the
 pool of set tables pyset.c keeps for reuse (plain memory, no Python object; every use holds the
 GIL, which all interpreters that may import this module share: see core_slots). */
-#include "core.h"
+#include "core/core.h"
 
 #include <string.h>
 

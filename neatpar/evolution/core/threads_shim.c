@@ -5,8 +5,8 @@ The grid's work runs without the GIL on a few threads that share one counter of 
 <threads.h> would do, but macOS and older MSVC lack it; Python's own threads would hold the GIL
 between tasks. So: pthread_create / pthread_join and C11 atomics on POSIX, CreateThread /
 WaitForSingleObject and the Interlocked functions on Windows (MSVC's <stdatomic.h> needs an
-experimental switch). */
-#include "core.h"
+experimental switch). This file needs no Python: its header declares all it shares. */
+#include "threads_shim.h"
 
 #if defined(_WIN32)
 #include <windows.h>
