@@ -11,7 +11,7 @@ EXTRAS ?= test,plot,ray,gym
 
 venv: $(STAMP)
 
-$(STAMP): Makefile pyproject.toml setup.py MANIFEST.in $(wildcard neatpar/*/*.c neatpar/*/*/*.c neatpar/*/*.h) neatpar-fastwire.pth
+$(STAMP): Makefile pyproject.toml setup.py MANIFEST.in $(wildcard neatpar/*/*.c neatpar/*/*/*.c neatpar/*/*.h neatpar/*/*/*.h) neatpar-fastwire.pth
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "neatpar needs Python 3.11; run make PYTHON=/path/to/python3.11")'
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[$(EXTRAS)]'

@@ -1,19 +1,52 @@
 """Builds the C extensions and installs the fast-wire start-up hook; the rest of the project's
 metadata is in pyproject.toml.
 
+The extensions' compiler flags are chosen by the compiler setuptools picks (gcc's spelling, which
+clang shares, or MSVC's): C11, and floating point as written, since the population kernel and the
+NEAT step repeat neat-python's Python arithmetic operation for operation (a fused multiply-add
+rounds differently) and the codec's checks must see NaN and infinity as they are.
+
 The hook is a .pth file at the top of site-packages (it arms the fast wire in every interpreter of
 the environment: main process, spawn workers, simulator builds, scripts that import mlagents-envs
 first). A wheel carries it through build_py; an editable install (`pip install -e .`) gets it
 through editable_wheel, which otherwise installs only its own path hook.
 """
+import glob
 import os
 import shutil
 
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 from setuptools.command.build_py import build_py
 from setuptools.command.editable_wheel import editable_wheel
 
 PTH = "neatpar-fastwire.pth"
+
+# Every extension's flags, by compiler family. gcc and clang: C11, no contraction into fused
+# multiply-adds, no fast-math, symbols hidden but each module's PyInit. MSVC: its default C mode
+# (the one CPython's own build uses) and /fp:precise, its default model, which contracts nothing
+# unless /fp:contract is given and has no fast-math unless /fp:fast is.
+COMPILE_FLAGS = {
+    "gcc": ["-std=c11", "-O2", "-ffp-contract=off", "-fno-fast-math", "-fvisibility=hidden"],
+    "msvc": ["/O2", "/fp:precise"],
+}
+# The NEAT step computes a speciation's distances on threads: POSIX threads need -pthread; Windows
+# builds use Win32 threads, which need no flag.
+THREADED = {"neatpar.evolution._core"}
+THREAD_FLAGS = {"gcc": [] if os.name == "nt" else ["-pthread"], "msvc": []}
+
+
+class BuildExtByCompiler(build_ext):
+    """Sets each extension's flags for the compiler setuptools picked (self.compiler.compiler_type:
+    "msvc", or "unix" / "mingw32" / "cygwin", which take gcc's flags)."""
+
+    def build_extensions(self):
+        family = "msvc" if self.compiler.compiler_type == "msvc" else "gcc"
+        for ext in self.extensions:
+            threads = THREAD_FLAGS[family] if ext.name in THREADED else []
+            ext.extra_compile_args = COMPILE_FLAGS[family] + threads
+            ext.extra_link_args = threads
+        super().build_extensions()
 
 
 class BuildPyWithHook(build_py):
@@ -39,27 +72,12 @@ class EditableWheelWithHook(editable_wheel):
 
 
 setup(
-    cmdclass={"build_py": BuildPyWithHook, "editable_wheel": EditableWheelWithHook},
+    cmdclass={"build_ext": BuildExtByCompiler, "build_py": BuildPyWithHook, "editable_wheel": EditableWheelWithHook},
     ext_modules=[
-        Extension(
-            "neatpar.nn._kernel",
-            sources=["neatpar/nn/_kernel.c"],
-            # Fused multiply-adds would round differently from neat-python's Python arithmetic.
-            extra_compile_args=["-O2", "-ffp-contract=off", "-fno-fast-math"],
-        ),
-        Extension(
-            "neatpar.evolution._core",
-            sources=["neatpar/evolution/_core.c"],
-            depends=["neatpar/evolution/rng.h", "neatpar/evolution/pyset.h"],
-            # neat-python's float arithmetic, operation for operation: no fused multiply-adds.
-            extra_compile_args=["-O2", "-ffp-contract=off", "-fno-fast-math", "-pthread"],
-            extra_link_args=["-pthread"],
-        ),
-        Extension(
-            "neatpar.envs.unity._wire",
-            sources=["neatpar/envs/unity/_wire.c"],
-            # Comparisons must see NaN and infinity as they are.
-            extra_compile_args=["-O2", "-fno-fast-math"],
-        ),
+        Extension("neatpar.nn._kernel", sources=["neatpar/nn/_kernel.c"]),
+        Extension("neatpar.evolution._core",
+                  sources=["neatpar/evolution/_core.c"] + sorted(glob.glob("neatpar/evolution/core/*.c")),
+                  depends=["neatpar/evolution/core/core.h", "neatpar/evolution/core/threads_shim.h"]),
+        Extension("neatpar.envs.unity._wire", sources=["neatpar/envs/unity/_wire.c"]),
     ],
 )

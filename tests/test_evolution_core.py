@@ -1,4 +1,4 @@
-"""neatpar/evolution/_core.c's foundations, checked against the real thing: its draws are
+"""neatpar/evolution/core/'s foundations (the C core), checked against the real thing: its draws are
 `random`'s own, its set orders CPython's own, and its fallback paths (state copied in and out of
 `random`, real Python sets, one thread or several) give the same runs."""
 import random
@@ -34,7 +34,7 @@ def test_draws_made_in_c_are_randoms_own(seed, skip, plan):
     for _ in range(skip):
         random.getrandbits(32)
     start = random.getstate()
-    made = _core._draws(plan)
+    made = _core._testing.draws(plan)
     after_c = random.getstate()
     random.setstate(start)
     expected = [python_draw(call) for call in plan]
@@ -69,16 +69,16 @@ def test_the_possible_inputs_iterate_as_cpythons(outputs, inputs, hidden, order)
 
 
 def test_this_python_is_drawn_in_place_with_re_enacted_sets():
-    assert _core.modes() == {"random_in_place": True, "sets_emulated": True}
+    assert _core._testing.modes() == {"random_in_place": True, "sets_emulated": True}
 
 
 @pytest.fixture
 def fallback_modes():
     """The paths taken on another CPython: state copied through getstate/setstate, real sets."""
-    before = _core.modes()
-    _core._force_modes(0, 0)
+    before = _core._testing.modes()
+    _core._testing.force_modes(0, 0)
     yield
-    _core._force_modes(before["random_in_place"], before["sets_emulated"])
+    _core._testing.force_modes(before["random_in_place"], before["sets_emulated"])
 
 
 @pytest.mark.parametrize("kind", ["feed-forward", "recurrent"])

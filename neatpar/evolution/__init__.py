@@ -15,8 +15,10 @@ from .genome import DefaultGenome
 from .reproduction import DefaultReproduction
 from .species import DefaultSpeciesSet
 
-# A speciation's distances are computed by up to this many threads (the result does not depend on it).
-_core.set_threads(min(4, len(os.sched_getaffinity(0))))
+# A speciation's distances are computed by up to this many threads (the result does not depend on it):
+# the cores this process may run on (os.sched_getaffinity is Linux's; elsewhere, the machine's).
+_cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+_core.set_threads(min(4, _cores))
 
 Genome = DefaultGenome
 Reproduction = DefaultReproduction

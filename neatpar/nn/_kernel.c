@@ -1,6 +1,11 @@
 /*
  * The population kernel: evaluates every row's NEAT network in one call.
  *
+ * neatpar.nn._kernel, imported only by nn/kernel.py and nn/compile.py, which check what users pass.
+ * It follows the C extensions' convention (docs/architecture/index.md, "The C extensions"):
+ * multi-phase init (no state, nothing to add: no exec slot); built-in exceptions only, one-line
+ * messages (neatpar/errors.py's are raised by the wrappers).
+ *
  * Each function below is neat-python 2.0's definition, written with the same libm calls and the
  * same operations in the same order (Python's math.exp, math.tanh, float ** n call the C library
  * too), so outputs match neat-python's to the last bit. Build with -ffp-contract=off: a fused
@@ -195,6 +200,7 @@ static inline double node_value(const Net *t, int64_t n, const double *in, doubl
  * Recurrent: every node reads the previous step's values (`read`) and writes `write`. */
 static PyObject *run(PyObject *self, PyObject *args)
 {
+    (void)self;
     Buffers b;
     memset(&b, 0, sizeof(b));
     Py_ssize_t stride, max_fan_in;
@@ -240,6 +246,7 @@ static PyObject *run(PyObject *self, PyObject *args)
  * can no longer advance (time + dt == time, where neat-python would loop forever), or -1. */
 static PyObject *ctrnn_run(PyObject *self, PyObject *args)
 {
+    (void)self;
     Buffers b;
     Py_buffer b_tau, b_inputs, b_state, b_outputs;
     memset(&b, 0, sizeof(b));
@@ -329,6 +336,7 @@ static Py_ssize_t find_key(const int64_t *keys, Py_ssize_t n, int64_t key)
 
 static PyObject *ff_structure(PyObject *self, PyObject *args)
 {
+    (void)self;
     Py_buffer b_src, b_dst, b_cs, b_key, b_gns, b_lc, b_nls, b_lslot, b_nslot, b_stride;
     Py_ssize_t num_inputs, num_outputs;
     if (!PyArg_ParseTuple(args, "y*y*y*nnw*w*w*w*w*w*w*", &b_src, &b_dst, &b_cs, &num_inputs, &num_outputs,
@@ -447,7 +455,12 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_kernel",
-                                    "neatpar's population kernel (C).", -1, methods};
+static struct PyModuleDef kernel_def = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "neatpar.nn._kernel",
+    .m_doc = "neatpar's population kernel (C).",
+    .m_size = 0,
+    .m_methods = methods,
+};
 
-PyMODINIT_FUNC PyInit__kernel(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__kernel(void) { return PyModuleDef_Init(&kernel_def); }

@@ -2,6 +2,11 @@
  * The ML-Agents step messages (communication API 1.5, mlagents-envs 0.28) read from and written to
  * their protobuf wire bytes directly, for neatpar/envs/unity/bulk.py.
  *
+ * neatpar.envs.unity._wire, imported only by bulk.py. It follows the C extensions' convention
+ * (docs/architecture/index.md, "The C extensions"): multi-phase init (no state; wire_exec adds
+ * MAX_OBSERVATIONS); built-in exceptions only, one-line messages that begin with the function
+ * called wrongly (a message that cannot be read is answered with why, a string, not raised).
+ *
  * Reading accepts the form protobuf writers give these proto3 messages: known fields with their
  * declared wire types, each singular field at most once, repeated scalars packed (in one or more
  * chunks), strings in UTF-8. Anything else (an unknown field, a field given twice, an unpacked
@@ -37,7 +42,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#if !PY_LITTLE_ENDIAN
 #error "protobuf's fixed32 floats are copied as they are: little-endian hosts only"
 #endif
 
@@ -336,22 +341,22 @@ static int copy_agent(Reader r, const Sizes *sizes, float **obs_rows, uint8_t *m
 #define MAX_OBSERVATIONS 256
 
 /* The ListAgentInfoProto at data[start:end] and the observation sizes to hold its agents to. */
-static int list_reader(const Py_buffer *data, Py_ssize_t start, Py_ssize_t end, PyObject *size_tuple,
-                       Py_ssize_t *storage, Reader *list, Sizes *sizes)
+static int list_reader(const char *function, const Py_buffer *data, Py_ssize_t start, Py_ssize_t end,
+                       PyObject *size_tuple, Py_ssize_t *storage, Reader *list, Sizes *sizes)
 {
     if (start < 0 || end < start || end > data->len) {
-        PyErr_SetString(PyExc_ValueError, "byte range outside the message");
+        PyErr_Format(PyExc_ValueError, "%s(): byte range outside the message", function);
         return -1;
     }
     sizes->n = PyTuple_GET_SIZE(size_tuple);
     if (sizes->n > MAX_OBSERVATIONS) {
-        PyErr_Format(PyExc_ValueError, "at most %d observations per agent", MAX_OBSERVATIONS);
+        PyErr_Format(PyExc_ValueError, "%s(): at most %d observations per agent", function, MAX_OBSERVATIONS);
         return -1;
     }
     for (Py_ssize_t i = 0; i < sizes->n; i++) {
         storage[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(size_tuple, i));
         if (storage[i] < 0) {
-            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "observation sizes must be >= 0");
+            if (!PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "%s(): observation sizes must be >= 0", function);
             return -1;
         }
     }
@@ -376,6 +381,7 @@ static int next_agent(Reader *list, Reader *agent, Why *why)
 
 static PyObject *count(PyObject *self, PyObject *args)
 {
+    (void)self;
     Py_buffer data;
     Py_ssize_t start, end, storage[MAX_OBSERVATIONS], decision = 0, terminal = 0;
     PyObject *size_tuple;
@@ -385,7 +391,7 @@ static PyObject *count(PyObject *self, PyObject *args)
     Why why;
     int more;
     if (!PyArg_ParseTuple(args, "y*nnO!", &data, &start, &end, &PyTuple_Type, &size_tuple)) return NULL;
-    if (list_reader(&data, start, end, size_tuple, storage, &list, &sizes)) {
+    if (list_reader("count", &data, start, end, size_tuple, storage, &list, &sizes)) {
         PyBuffer_Release(&data);
         return NULL;
     }
@@ -419,7 +425,7 @@ static void release_side(Side *side)
 static int get_side(PyObject *list, const Sizes *sizes, Py_ssize_t flag_width, Side *side)
 {
     if (PyList_GET_SIZE(list) != OUT_OBS + sizes->n) {
-        PyErr_Format(PyExc_ValueError, "expected a list of %zd output arrays", OUT_OBS + sizes->n);
+        PyErr_Format(PyExc_ValueError, "fill(): expected a list of %zd output arrays", OUT_OBS + sizes->n);
         return -1;
     }
     for (Py_ssize_t i = 0; i < OUT_OBS + sizes->n; i++) {
@@ -431,7 +437,7 @@ static int get_side(PyObject *list, const Sizes *sizes, Py_ssize_t flag_width, S
     for (Py_ssize_t i = 0; i < OUT_OBS + sizes->n; i++) {
         Py_ssize_t width = i == OUT_FLAG ? flag_width : i < OUT_OBS ? 4 : 4 * sizes->v[i - OUT_OBS];
         if (side->buffers[i].len != side->rows * width) {
-            PyErr_Format(PyExc_ValueError, "output array %zd has %zd bytes, expected %zd", i,
+            PyErr_Format(PyExc_ValueError, "fill(): output array %zd has %zd bytes, expected %zd", i,
                          side->buffers[i].len, side->rows * width);
             return -1;
         }
@@ -495,11 +501,11 @@ static int fill_rows(Reader list, const Sizes *sizes, Py_ssize_t mask_size, Side
         if (copy_agent(agent_bytes, sizes, rows, mask_row, mask_size, &a, &why)) { more = -1; break; }
     }
     if (more < 0) {
-        PyErr_Format(PyExc_ValueError, "the agents do not read as count() read them: %s", why.text);
+        PyErr_Format(PyExc_ValueError, "fill(): the agents do not read as count() read them: %s", why.text);
         return -1;
     }
     if (more == 1 || d != decision->rows || t != terminal->rows) {
-        PyErr_SetString(PyExc_ValueError, "the output arrays do not hold the agents count() found");
+        PyErr_SetString(PyExc_ValueError, "fill(): the output arrays do not hold the agents count() found");
         return -1;
     }
     return 0;
@@ -507,6 +513,7 @@ static int fill_rows(Reader list, const Sizes *sizes, Py_ssize_t mask_size, Side
 
 static PyObject *fill(PyObject *self, PyObject *args)
 {
+    (void)self;
     Py_buffer data;
     Py_ssize_t start, end, storage[MAX_OBSERVATIONS], mask_size;
     PyObject *size_tuple, *decision_list, *terminal_list, *result = NULL;
@@ -519,8 +526,8 @@ static PyObject *fill(PyObject *self, PyObject *args)
     if (decision == NULL || terminal == NULL) {
         PyErr_NoMemory();
     } else if (mask_size < 0) {
-        PyErr_SetString(PyExc_ValueError, "mask_size must be >= 0");
-    } else if (!list_reader(&data, start, end, size_tuple, storage, &list, &sizes)
+        PyErr_SetString(PyExc_ValueError, "fill(): mask_size must be >= 0");
+    } else if (!list_reader("fill", &data, start, end, size_tuple, storage, &list, &sizes)
                && !get_side(decision_list, &sizes, mask_size, decision)
                && !get_side(terminal_list, &sizes, 1, terminal)
                && !fill_rows(list, &sizes, mask_size, decision, terminal)) {
@@ -663,6 +670,7 @@ static int read_message(Reader r, Index *index, Why *why)
 
 static PyObject *index_message(PyObject *self, PyObject *arg)
 {
+    (void)self;
     Py_buffer data;
     Index index = {0, 0, NULL, PyList_New(0), PySet_New(NULL)};
     PyObject *result = NULL;
@@ -785,7 +793,7 @@ static int get_entry(PyObject *item, Entry *e)
         || e->discrete.len < 4 * e->agents * e->d) {
         PyBuffer_Release(&e->continuous);
         PyBuffer_Release(&e->discrete);
-        PyErr_SetString(PyExc_ValueError, "action arrays smaller than agents x action size");
+        PyErr_SetString(PyExc_ValueError, "write_step(): action arrays smaller than agents x action size");
         return -1;
     }
     e->list_size = 0;
@@ -796,6 +804,7 @@ static int get_entry(PyObject *item, Entry *e)
 
 static PyObject *write_step(PyObject *self, PyObject *args)
 {
+    (void)self;
     PyObject *entry_list, *result = NULL;
     Py_buffer side_channel;
     if (!PyArg_ParseTuple(args, "O!y*", &PyList_Type, &entry_list, &side_channel)) return NULL;
@@ -850,12 +859,27 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_wire",
-                                    "ML-Agents step messages read and written in bulk (C).", -1, methods};
-
-PyMODINIT_FUNC PyInit__wire(void)
+static int wire_exec(PyObject *m)
 {
-    PyObject *m = PyModule_Create(&module);
-    if (m != NULL && PyModule_AddIntConstant(m, "MAX_OBSERVATIONS", MAX_OBSERVATIONS)) Py_CLEAR(m);
-    return m;
+    return PyModule_AddIntConstant(m, "MAX_OBSERVATIONS", MAX_OBSERVATIONS);
 }
+
+/* A function in CPython's slot table, whose field is a void *: ISO C converts a function pointer to
+ * an integer, not to a void * (CPython converts it back). */
+#define SLOT_FN(f) ((void *)(uintptr_t)(f))
+
+static PyModuleDef_Slot wire_slots[] = {
+    {Py_mod_exec, SLOT_FN(wire_exec)},
+    {0, NULL},
+};
+
+static struct PyModuleDef wire_def = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "neatpar.envs.unity._wire",
+    .m_doc = "ML-Agents step messages read and written in bulk (C).",
+    .m_size = 0,
+    .m_methods = methods,
+    .m_slots = wire_slots,
+};
+
+PyMODINIT_FUNC PyInit__wire(void) { return PyModuleDef_Init(&wire_def); }

@@ -2,7 +2,7 @@
 
 neat-python's crossover walks `set(innovations1) | set(innovations2)`, and mutate_add_connection
 picks `choice(list((set(nodes) - set(output_keys)) | set(input_keys)))`: the order a set iterates
-in decides the child's gene order, its cycle checks and which node a draw picks. This header
+in decides the child's gene order, its cycle checks and which node a draw picks. This file
 replays Objects/setobject.c (open addressing, LINEAR_PROBES = 9, PERTURB_SHIFT = 5, the resize
 and merge rules) on int64 keys with Python's int hash, so the same operations give the same table,
 slot for slot. Each entry carries two payload positions (where the key sits in each parent).
@@ -10,40 +10,12 @@ slot for slot. Each entry carries two payload positions (where the key sits in e
 The module compares these tables with real sets at first use (and the tests do on many inputs);
 on any difference it computes orders with real Python sets instead.
 */
-#ifndef NEATPAR_PYSET_H
-#define NEATPAR_PYSET_H
+#include "core.h"
 
-#include <Python.h>
-#include <stdint.h>
 #include <string.h>
 
-#define PS_MINSIZE 8
-#define PS_LINEAR_PROBES 9
-#define PS_PERTURB_SHIFT 5
-
-/* An entry: the key and two payload positions. `tag` is 0 for an empty slot, 1 for a dummy (a
-   discarded key), and 3 + the first payload for a key (payloads are >= -1). The hash is not kept:
-   it is recomputed from the key (for ints, equal keys are equal hashes). */
-typedef struct {
-    int64_t key;
-    int32_t tag, b;
-} PSEntry;
-
-#define PS_EMPTY 0
-#define PS_DUMMY 1
-#define PS_IS_ACTIVE(e) ((e)->tag >= 2)
-#define PS_A(e) ((e)->tag - 3)
-#define PS_SET_A(e, v) ((e)->tag = (int32_t)(v) + 3)
-
-typedef struct {
-    PSEntry *table;
-    size_t mask;
-    Py_ssize_t fill, used;
-    PSEntry small[PS_MINSIZE];
-} PSet;
-
 /* hash(int) for int64 values: modulus 2**61 - 1 with the sign kept, and -1 becomes -2. */
-static inline Py_hash_t
+Py_hash_t
 ps_hash(int64_t v)
 {
     const uint64_t P = ((uint64_t)1 << 61) - 1;
@@ -56,7 +28,8 @@ ps_hash(int64_t v)
     return h == -1 ? -2 : h;
 }
 
-/* Tables outlive one set: kept by size (a power of two) for the next set of that size. */
+/* Tables outlive one set: kept by size (a power of two) for the next set of that size. The pool is
+   the module's one process-global state (plain memory, no Python object; every use holds the GIL). */
 #define PS_POOL_SIZES 32
 #define PS_POOL_DEPTH 6
 static PSEntry *ps_pool[PS_POOL_SIZES][PS_POOL_DEPTH];
@@ -65,7 +38,7 @@ static int ps_pooled[PS_POOL_SIZES];
 static inline int
 ps_log2(size_t size)
 {
-    return 63 - __builtin_clzll((unsigned long long)size);
+    return bit_length(size) - 1;
 }
 
 static PSEntry *
@@ -90,7 +63,7 @@ ps_release(PSEntry *t, size_t size)
         PyMem_Free(t);
 }
 
-static inline void
+void
 ps_init(PSet *s)
 {
     memset(s->small, 0, sizeof(s->small));
@@ -99,7 +72,7 @@ ps_init(PSet *s)
     s->fill = s->used = 0;
 }
 
-static inline void
+void
 ps_free(PSet *s)
 {
     if (s->table != s->small)
@@ -168,7 +141,7 @@ ps_resize(PSet *s, Py_ssize_t minused)
 
 /* set_add_entry. Returns the entry holding the key (new or existing) through *out;
    *added says whether it was new. -1 on memory error. */
-static int
+int
 ps_add(PSet *s, int64_t key, Py_hash_t hash, PSEntry **out, int *added)
 {
     size_t mask = s->mask;
@@ -209,7 +182,7 @@ found_unused:
 }
 
 /* set_lookkey: the active entry with this key, or NULL. */
-static PSEntry *
+PSEntry *
 ps_find(const PSet *s, int64_t key, Py_hash_t hash)
 {
     size_t mask = s->mask;
@@ -231,7 +204,7 @@ ps_find(const PSet *s, int64_t key, Py_hash_t hash)
 }
 
 /* set_merge(so, other). */
-static int
+int
 ps_merge(PSet *so, const PSet *other)
 {
     if (other == so || other->used == 0)
@@ -278,7 +251,7 @@ ps_merge(PSet *so, const PSet *other)
 /* set(iterable of ints) for a list or dict_keys: one set_add_key per element, in order. `payload`
    goes to field a (second == 0) or b; a repeated key keeps its slot and takes the later payload
    (as a dict comprehension keeps the first key and the last value). */
-static int
+int
 ps_add_all(PSet *s, const int64_t *keys, Py_ssize_t n, int second)
 {
     for (Py_ssize_t i = 0; i < n; i++) {
@@ -295,7 +268,7 @@ ps_add_all(PSet *s, const int64_t *keys, Py_ssize_t n, int second)
 }
 
 /* set(a_dict): presized, then one set_add_entry per key in the dict's order. */
-static int
+int
 ps_from_dict_keys(PSet *s, const int64_t *keys, Py_ssize_t n)
 {
     if ((size_t)(s->fill + n) * 5 >= s->mask * 3) {
@@ -318,7 +291,7 @@ ps_discard(PSet *s, int64_t key, Py_hash_t hash)
 
 /* a - b (set_difference), into `out` (initialised empty). Returns 1 when this emulation does not
    cover the case (the caller then uses real sets), -1 on error. */
-static int
+int
 ps_difference(const PSet *a, const PSet *b, PSet *out)
 {
     if ((a->used >> 2) > b->used) {
@@ -347,7 +320,7 @@ ps_difference(const PSet *a, const PSet *b, PSet *out)
 }
 
 /* The keys in iteration order, into `dst` (room for s->used). */
-static void
+void
 ps_order(const PSet *s, int64_t *dst)
 {
     Py_ssize_t n = 0;
@@ -355,5 +328,3 @@ ps_order(const PSet *s, int64_t *dst)
         if (PS_IS_ACTIVE(&s->table[i]))
             dst[n++] = s->table[i].key;
 }
-
-#endif

@@ -11,35 +11,11 @@ state[624];}. The module checks that layout once against getstate() and the gene
 output (rng_layout_ok); if it differs (another CPython), every call copies the state in with
 getstate() and back with setstate() instead.
 */
-#ifndef NEATPAR_RNG_H
-#define NEATPAR_RNG_H
+#include "core.h"
 
-#include <Python.h>
 #include <math.h>
-#include <stdint.h>
 
-#define MT_N 624
-#define MT_M 397
-
-typedef struct {
-    PyObject_HEAD
-    int index;
-    uint32_t state[MT_N];
-} RandomMirror;
-
-typedef struct {
-    PyObject *inst;          /* random._inst (borrowed from the module state) */
-    int *index;              /* points into the generator, or into `copy` */
-    uint32_t *mt;
-    int has_gauss;           /* gauss_next is a float, not None */
-    double gauss_next;
-    int in_place;
-    RandomMirror copy;       /* used when the layout check failed */
-} Rng;
-
-static PyObject *str_gauss_next, *str_getstate, *str_setstate;
-
-static inline uint32_t
+uint32_t
 rng_u32(Rng *r)
 {
     static const uint32_t mag01[2] = {0x0U, 0x9908b0dfU};
@@ -66,8 +42,18 @@ rng_u32(Rng *r)
     return y;
 }
 
+/* int.bit_length(): the bits of `n` up to its highest one set (0 for 0), in portable C. */
+int
+bit_length(uint64_t n)
+{
+    int k = 0;
+    for (; n; n >>= 1)
+        k++;
+    return k;
+}
+
 /* random.random() */
-static inline double
+double
 rng_random(Rng *r)
 {
     uint32_t a = rng_u32(r) >> 5, b = rng_u32(r) >> 6;
@@ -76,10 +62,10 @@ rng_random(Rng *r)
 
 /* random._randbelow_with_getrandbits(n), n >= 1: k = n.bit_length(); getrandbits(k) until < n.
    Lists here never reach 2**32 entries; larger n is refused by the caller. */
-static inline Py_ssize_t
+Py_ssize_t
 rng_below(Rng *r, Py_ssize_t n)
 {
-    int k = 64 - __builtin_clzll((unsigned long long)n);
+    int k = bit_length((uint64_t)n);
     uint32_t v = rng_u32(r) >> (32 - k);
     while ((Py_ssize_t)v >= n)
         v = rng_u32(r) >> (32 - k);
@@ -87,7 +73,7 @@ rng_below(Rng *r, Py_ssize_t n)
 }
 
 /* random.choice(seq) for a sequence of length n: the index it picks (IndexError when empty). */
-static inline Py_ssize_t
+Py_ssize_t
 rng_choice(Rng *r, Py_ssize_t n)
 {
     if (n <= 0) {
@@ -102,14 +88,14 @@ rng_choice(Rng *r, Py_ssize_t n)
 }
 
 /* random.uniform(a, b) */
-static inline double
+double
 rng_uniform(Rng *r, double a, double b)
 {
     return a + (b - a) * rng_random(r);
 }
 
 /* random.gauss(mu, sigma), with the cached second value */
-static inline double
+double
 rng_gauss(Rng *r, double mu, double sigma)
 {
     double z;
@@ -128,7 +114,7 @@ rng_gauss(Rng *r, double mu, double sigma)
 }
 
 /* Checks the in-place layout on a fresh generator: its state and its next draws must be ours. */
-static int
+int
 rng_layout_ok(PyObject *random_module)
 {
     int ok = 0;
@@ -162,13 +148,17 @@ rng_layout_ok(PyObject *random_module)
     return ok;
 }
 
-/* Starts drawing from `inst`: reads gauss_next (and the state, if not in place). */
-static int
-rng_begin(Rng *r, PyObject *inst, int in_place)
+/* Starts drawing from the module's generator (`inst`, random._inst): reads gauss_next (and the state,
+   if not in place). */
+int
+rng_begin(Rng *r, CoreState *st)
 {
+    PyObject *inst = st->random_inst;
+    int in_place = st->rng_in_place;
+    r->st = st;
     r->inst = inst;
     r->in_place = in_place;
-    PyObject *g = PyObject_GetAttr(inst, str_gauss_next);
+    PyObject *g = PyObject_GetAttr(inst, st->str_gauss_next);
     if (!g)
         return -1;
     r->has_gauss = g != Py_None;
@@ -181,7 +171,7 @@ rng_begin(Rng *r, PyObject *inst, int in_place)
         r->mt = ((RandomMirror *)inst)->state;
         return 0;
     }
-    PyObject *state = PyObject_CallMethodNoArgs(inst, str_getstate);
+    PyObject *state = PyObject_CallMethodNoArgs(inst, st->str_getstate);
     if (!state)
         return -1;
     PyObject *words = PyTuple_GetItem(state, 1);
@@ -200,14 +190,14 @@ rng_begin(Rng *r, PyObject *inst, int in_place)
 }
 
 /* Leaves the generator as the draws left it. Keeps a pending exception. */
-static int
+int
 rng_end(Rng *r)
 {
     PyObject *exc_type, *exc_value, *exc_tb;
     PyErr_Fetch(&exc_type, &exc_value, &exc_tb);
     int rc = 0;
     PyObject *g = r->has_gauss ? PyFloat_FromDouble(r->gauss_next) : Py_NewRef(Py_None);
-    if (!g || PyObject_SetAttr(r->inst, str_gauss_next, g) < 0)
+    if (!g || PyObject_SetAttr(r->inst, r->st->str_gauss_next, g) < 0)
         rc = -1;
     Py_XDECREF(g);
     if (!r->in_place && rc == 0) {
@@ -227,5 +217,3 @@ rng_end(Rng *r)
         PyErr_Restore(exc_type, exc_value, exc_tb);
     return exc_type ? -1 : rc;
 }
-
-#endif
