@@ -61,5 +61,11 @@ setup(
             # Comparisons must see NaN and infinity as they are.
             extra_compile_args=["-O2", "-fno-fast-math"],
         ),
+        Extension(
+            "neatpar.envs.unity._pixels",
+            sources=["neatpar/envs/unity/_pixels.c"],
+            # Means of pixel values in numpy's float32 arithmetic, operation for operation.
+            extra_compile_args=["-O2", "-ffp-contract=off", "-fno-fast-math"],
+        ),
     ],
 )
