@@ -270,12 +270,34 @@ def float_observation(values, shape) -> ObservationProto:
     return obs
 
 
+def float_bits_observation(bits: list[int], shape) -> ObservationProto:
+    """An uncompressed observation whose float32 values have exactly these bit patterns on the wire
+    (a signaling NaN among them: Python floats cannot carry one)."""
+    data = struct.pack(f"<{len(bits)}I", *bits)
+    float_data = b"\x0a" + _varint(len(data)) + data
+    shape_field = b"\x0a" + _varint(len(shape)) + bytes(shape)
+    return ObservationProto.FromString(shape_field + b"\x22" + _varint(len(float_data)) + float_data)
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while n >= 0x80:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    return bytes(out + bytes([n]))
+
+
 def test_uncompressed_observations_are_mlagents_own():
     shape = (2, 3, 2)
-    special = struct.unpack("<f", struct.pack("<I", 0x7F800001))[0]  # a signaling NaN: passed on quieted
-    for values in [list(np.linspace(-1, 1, 12)), [float("nan"), float("inf"), special] + [0.5] * 9, [1.0] * 11]:
+    for values in [list(np.linspace(-1, 1, 12)), [float("nan"), float("inf"), -0.0] + [0.5] * 9, [1.0] * 11, [1.0] * 13]:
         obs = float_observation(values, shape)
         assert outcome(lambda: pixels.observation_array(obs, shape)) == outcome(lambda: _observation_to_np_array(obs, shape))
+    signaling = [0x7F800001, 0xFF812345, 0x7FC00000, 0x3F800000] * 3   # signaling NaNs come out quieted
+    obs = float_bits_observation(signaling, shape)
+    assert obs.float_data.SerializeToString()[2:6] == struct.pack("<I", 0x7F800001)
+    expected = outcome(lambda: _observation_to_np_array(obs, shape))
+    assert outcome(lambda: pixels.observation_array(obs, shape)) == expected
+    assert np.frombuffer(expected[0][3], np.uint32)[0] == 0x7FC00001
 
 
 def agent_with(*observations) -> AgentInfoProto:

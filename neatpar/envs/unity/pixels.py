@@ -3,10 +3,11 @@ decodes them, with the PNG that Unity writes read in C (`_pixels.c`) instead of 
 
 `visual_observations` is `rpc_utils._process_maybe_compressed_observation` and
 `observation_array` is `rpc_utils._observation_to_np_array`: the same values (float32, bit for
-bit), shapes, dtypes and errors. An observation the C decoder does not read (uncompressed floats,
-another image format or kind of PNG, bytes Pillow might read differently or refuse, a shape or
-channel mapping that does not fit its images) is read by mlagents-envs' own function, which also
-raises its errors. Inflating the image data is most of the work: ISA-L's inflate (the `isal`
+bit), shapes, dtypes and errors. Uncompressed observations are copied from their packed bytes
+(mlagents-envs goes through one Python float per value, which passes a signaling NaN on quieted:
+so does the copy). An observation neither path reads (another image format or kind of PNG, bytes
+Pillow might read differently or refuse, a shape, value count or channel mapping that does not fit)
+is read by mlagents-envs' own function, which also raises its errors. Inflating the image data is most of the work: ISA-L's inflate (the `isal`
 package) does it about three times as fast as zlib and gives the same bytes; without it, zlib.
 """
 from __future__ import annotations
@@ -63,7 +64,38 @@ def visual_observations(obs_index: int, spec: ObservationSpec, agent_infos: Sequ
 
 
 def _observation_into(obs, shape: tuple, out: np.ndarray) -> None:
-    if obs.compression_type != COMPRESSION_NONE and len(shape) == 3 and tuple(obs.shape) == shape:
-        if decode_png(obs.compressed_data, shape, obs.compressed_channel_mapping, out) is None:
+    if len(shape) == 3 and tuple(obs.shape) == shape:  # (else mlagents-envs raises, below)
+        if obs.compression_type == COMPRESSION_NONE:
+            if _floats_into(obs.float_data.SerializeToString(), out):
+                return
+        elif decode_png(obs.compressed_data, shape, obs.compressed_channel_mapping, out) is None:
             return
     out[...] = _observation_to_np_array(obs, shape)
+
+
+def _floats_into(packed: bytes, out: np.ndarray) -> bool:
+    """A serialized ObservationProto.FloatData (field 1, packed floats, as protobuf writes it) into
+    `out` when it holds exactly out.size values; False otherwise (mlagents-envs reads it then)."""
+    if not packed:
+        return out.size == 0
+    length, position = _varint(packed, 1) if packed[0] == 0x0A else (None, 0)  # field 1, length-delimited
+    if length is None or length != len(packed) - position or length != 4 * out.size:
+        return False
+    values = out.reshape(-1)
+    values[:] = np.frombuffer(packed, "<f4", offset=position)
+    nan = np.isnan(values)
+    if nan.any():  # float -> Python float -> float32, as mlagents-envs reads them, quiets signaling NaNs
+        values.view(np.uint32)[nan] |= 0x00400000
+    return True
+
+
+def _varint(data: bytes, position: int) -> tuple[Optional[int], int]:
+    """The protobuf varint at `position` and the position after it; None if it does not end."""
+    value = shift = 0
+    while position < len(data) and shift < 64:
+        byte = data[position]
+        value |= (byte & 0x7F) << shift
+        position, shift = position + 1, shift + 7
+        if byte < 0x80:
+            return value, position
+    return None, position
