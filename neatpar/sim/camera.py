@@ -3,9 +3,11 @@
 Each agent moves on a square arena (x, y in [0, 1]) to a target placed at random. Its only
 observation is an egocentric top-down camera image (a CameraSensor, as ML-Agents 2.x sends it): the
 agent at the centre, the view spanning 2 x 2 arena units so that the whole arena stays in view
-wherever the agent stands, rows from the top (+y) down. The floor is dark grey, everything outside
-the arena blue, and the target a red blob of radius max(REACH, 1.5 pixels) fading out to its edge.
-Nothing else tells where the target is: no vector observation.
+wherever the agent stands, rows from the top (+y) down. The floor is black, everything outside the
+arena dark blue, and the target a red blob of radius max(REACH, 1.5 pixels) fading out to its edge
+(on black, so that the red channel alone says where the target is: a network that weighs each red
+pixel by its offset from the centre steers straight to it). Nothing else tells where the target
+is: no vector observation.
 
 Actions: two continuous values, the move along x and y (x SPEED per decision, clipped to [-1, 1]);
 with `--discrete 1` one branch of five (stay, right, left, up, down) at full speed. The agent stays
@@ -42,8 +44,8 @@ class Camera(Task):
     REACH = 0.1          # the target is reached closer than this
     VIEW = 1.0           # the image spans VIEW arena units on each side of the agent
     MIN_START = 0.3      # a target starts at least this far from its agent
-    FLOOR = (40, 40, 40)
-    OUTSIDE = (20, 40, 110)
+    FLOOR = (0, 0, 0)
+    OUTSIDE = (0, 0, 60)
     TARGET = (250, 70, 70)
     MOVES = np.array([[0, 0], [1, 0], [-1, 0], [0, 1], [0, -1]], np.float64)  # stay, right, left, up, down
 

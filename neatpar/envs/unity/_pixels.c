@@ -323,17 +323,27 @@ static float pairwise_sum(const float *a, Py_ssize_t n)
     return first + second;
 }
 
+/* One source channel of the PNGs: where its first pixel's byte is, and the bytes from a pixel to the next. */
+typedef struct { const uint8_t *first; int step; } Channel;
+
+static Channel channel_of(const Png *pngs, Source src)
+{
+    Channel c = {pngs[src.image].pixels + src.channel, pngs[src.image].bpp};
+    return c;
+}
+
 /* The first `channels` channels of the PNGs side by side. */
-static void copy_channels(Png *pngs, const Source *src, int channels, size_t pixels, float *out)
+static void copy_channels(const Png *pngs, const Source *src, int channels, size_t pixels, float *out)
 {
     if (src[0].image == 0 && pngs[0].bpp == channels) {  /* the usual camera: one RGB PNG */
         const uint8_t *p = pngs[0].pixels;
         for (size_t i = 0; i < pixels * (size_t)channels; i++) out[i] = lut[p[i]];
         return;
     }
-    for (size_t i = 0; i < pixels; i++)
-        for (int c = 0; c < channels; c++)
-            out[i * channels + c] = lut[pngs[src[c].image].pixels[i * pngs[src[c].image].bpp + src[c].channel]];
+    for (int c = 0; c < channels; c++) {
+        Channel from = channel_of(pngs, src[c]);
+        for (size_t i = 0; i < pixels; i++) out[i * (size_t)channels + (size_t)c] = lut[from.first[i * (size_t)from.step]];
+    }
 }
 
 /* One channel: the mean of the first PNG's channels (numpy's mean over the last axis). */
@@ -349,28 +359,31 @@ static void gray(const Png *png, size_t pixels, float *out)
 }
 
 /* Output channel j: the mean of the channels mapped to j, in their order (numpy's mean over the
- * first axis of the stacked channels). */
-static void mapped(Png *pngs, const Source *src, const int *mapping, int total, int channels, size_t pixels,
-                   float *out)
+ * first axis of the stacked channels: each pixel's values added one after the other, or pairwise
+ * for a 1 x 1 image). `sums` holds a float per pixel. */
+static void mapped(const Png *pngs, const Source *src, const int *mapping, int total, int channels, size_t pixels,
+                   float *sums, float *out)
 {
-    float values[MAX_CHANNELS];
     for (int j = 0; j < channels; j++) {
         int count = 0;
-        for (int c = 0; c < total; c++) count += mapping[c] == j;
-        const float divisor = (float)count;
-        for (size_t i = 0; i < pixels; i++) {
+        for (int c = 0; c < total; c++) {
+            if (mapping[c] != j) continue;
+            Channel from = channel_of(pngs, src[c]);
+            if (count == 0)
+                for (size_t i = 0; i < pixels; i++) sums[i] = lut[from.first[i * (size_t)from.step]];
+            else
+                for (size_t i = 0; i < pixels; i++) sums[i] = sums[i] + lut[from.first[i * (size_t)from.step]];
+            count++;
+        }
+        if (pixels == 1) {
+            float values[MAX_CHANNELS];
             int k = 0;
             for (int c = 0; c < total; c++)
-                if (mapping[c] == j) values[k++] = lut[pngs[src[c].image].pixels[i * pngs[src[c].image].bpp + src[c].channel]];
-            float sum;
-            if (pixels == 1) {
-                sum = pairwise_sum(values, count);
-            } else {
-                sum = values[0];
-                for (int m = 1; m < count; m++) sum = sum + values[m];
-            }
-            out[i * channels + j] = sum / divisor;
+                if (mapping[c] == j) values[k++] = lut[*channel_of(pngs, src[c]).first];
+            sums[0] = pairwise_sum(values, count);
         }
+        const float divisor = (float)count;
+        for (size_t i = 0; i < pixels; i++) out[i * (size_t)channels + (size_t)j] = sums[i] / divisor;
     }
 }
 
@@ -446,7 +459,13 @@ static int combine(const Request *r, Png *pngs, int count, Why *why)
     } else if (PyTuple_GET_SIZE(r->mapping) > 0) {
         int failed = read_mapping(r->mapping, total, (int)r->channels, mapping, why);
         if (failed) return failed;
-        mapped(pngs, src, mapping, total, (int)r->channels, pixels, r->out);
+        float *sums = PyMem_Malloc(pixels * sizeof(float));
+        if (sums == NULL) {
+            PyErr_NoMemory();
+            return -2;
+        }
+        mapped(pngs, src, mapping, total, (int)r->channels, pixels, sums, r->out);
+        PyMem_Free(sums);
     } else {
         if (total < r->channels) return fail(why, "%d channels for %lld", total, r->channels);
         copy_channels(pngs, src, (int)r->channels, pixels, r->out);
