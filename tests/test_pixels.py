@@ -1,4 +1,4 @@
-"""Visual observations decoded by neatpar.envs.unity.pixels against mlagents-envs 0.28's own
+"""Visual observations decoded by neatpar/envs/unity/pixels.py against mlagents-envs 0.28's own
 functions (rpc_utils._observation_to_np_array, process_pixels, _process_maybe_compressed_observation)
 on many generated images: the same values bit for bit, shapes, dtypes and errors, and the C decoder
 reading every PNG of the kind Unity writes itself (the fallback to mlagents-envs is for the rest)."""
