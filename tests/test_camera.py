@@ -39,13 +39,14 @@ def play(args, policy, steps=120, seed=3):
 @pytest.mark.parametrize("args, shape", [
     ([], (16, 16, 3)), (["--gray", "1"], (16, 16, 1)), (["--size", "84"], (84, 84, 3)),
     (["--grid", "4", "--size", "10"], (10, 10, 4)), (["--compression", "0", "--size", "8"], (8, 8, 3)),
+    (["--compression", "0", "--size", "8", "--channels-first", "1"], (3, 8, 8)),
 ])
 def test_the_only_observation_is_the_camera(args, shape):
     with simulator("camera", ["--agents", "2"] + args) as env:
         env.reset()
         spec = env.behavior_specs[NAME]
         assert [o.shape for o in spec.observation_specs] == [shape]
-        assert spec.observation_specs[0].dimension_property == (T, T, N)
+        assert spec.observation_specs[0].dimension_property == ((N, T, T) if shape[0] == 3 else (T, T, N))
         assert spec.action_spec.continuous_size == 2 and not spec.action_spec.discrete_branches
         image = env.get_steps(NAME)[0].obs[0]
         assert image.shape == (2,) + shape and image.dtype == np.float32 and 0 <= image.min() and image.max() <= 1
@@ -81,6 +82,12 @@ def test_grayscale_is_the_mean_of_the_rgb_render():
     assert np.array_equal(gray[..., 0], np.mean(rgb, axis=3))
     sums = np.rint(rgb * 255).astype(np.int32).sum(axis=3, keepdims=True).astype(np.float32)
     assert np.array_equal(floats, sums / np.float32(3) / np.float32(255))
+
+
+def test_channels_first_values_are_the_same_image_in_3x_order():
+    _, (last,) = play(["--agents", "2", "--compression", "0", "--size", "6"], "random", steps=1)
+    _, (first,) = play(["--agents", "2", "--compression", "0", "--size", "6", "--channels-first", "1"], "random", steps=1)
+    assert np.array_equal(first, last.transpose(0, 3, 1, 2))
 
 
 def test_grid_channels_are_target_outside_and_floor():

@@ -124,3 +124,28 @@ def test_no_masked_action_is_ever_sent_on_any_path(tmp_path, envs):
         evaluator.close()
     texts = [p.read_text() for p in logs.glob("Player-*.log")]
     assert len(texts) == envs and not [t for t in texts if "forbids" in t or "error" in t]
+
+
+def test_a_camera_sent_channels_first_as_3x_sends_it():
+    """Uncompressed, its values reach the runner in the game's (channels, height, width) order and
+    the Layout says so; as PNGs, which mlagents-envs 0.28 cannot decode, the game is refused in one
+    line that names the fix."""
+    args = ["--agents", "2", "--size", "5", "--channels-first", "1"]
+    adapter = UnityAdapter(SimulatorBridge(os.path.join(BUILDS, "camera"), args=args + ["--compression", "0"], seed=1,
+                                           worker_id=free_worker_id()))
+    try:
+        adapter.reset(None)
+        batch = adapter.poll()["Camera?team=0"]
+        assert adapter.layout("Camera?team=0").sensors == (Sensor((3, 5, 5), True, channels_first=True),)
+        with simulator("camera", args + ["--compression", "0"], seed=1) as env:
+            env.reset()
+            assert np.array_equal(batch.observations, env.get_steps("Camera?team=0")[0].obs[0].reshape(2, -1))
+    finally:
+        adapter.close()
+    adapter = UnityAdapter(SimulatorBridge(os.path.join(BUILDS, "camera"), args=args, worker_id=free_worker_id()))
+    try:
+        with pytest.raises(EnvironmentMismatch, match=r"decompressed had \(5, 5, 3\) but expected \[3, 5, 5\].*"
+                                                      r"set the sensor's compression to None"):
+            adapter.reset(None)
+    finally:
+        adapter.close()

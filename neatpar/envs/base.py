@@ -75,7 +75,7 @@ class Batch:
     """One behavior's report for one step. Rewards are float64 sums of reward and group reward,
     earned since the agent's previous report."""
     decision_ids: np.ndarray        # int: agents that ask for a decision now
-    observations: np.ndarray        # (len(decision_ids), inputs) float: their sensors, each flattened in C order, in order
+    observations: np.ndarray        # (len(decision_ids), inputs) float: their sensors in order, each flattened (C order)
     decision_rewards: np.ndarray    # float64 per deciding agent
     terminal_ids: np.ndarray        # int: agents whose episode ended (they may also ask for a decision)
     terminal_rewards: np.ndarray    # float64 per ended agent

@@ -24,8 +24,10 @@ float32 values instead of PNG (RGB v / 255; grayscale (r + g + b) / 3 / 255, as 
 computes them); `--grid C`: a grid-sensor-like observation of C channels instead of the camera, one
 value per cell and channel (channel 0 the target, 1 outside the arena, 2 the floor, the others
 tags that never occur), sent as ceil(C / 3) RGB PNGs with the channel mapping 0, 1, ..., C-1 and
--1 for the padding (or as float32 values with `--compression 0`). Every random draw (start and
-target positions) comes from the player's seeded generator.
+-1 for the padding (or as float32 values with `--compression 0`); `--channels-first 1`: the shape
+as com.unity.ml-agents 3.x sends it, (channels, height, width), uncompressed values in that order
+(mlagents-envs 0.28 reads those, but not such a sensor's PNGs). Every random draw (start and target
+positions) comes from the player's seeded generator.
 """
 from __future__ import annotations
 
@@ -49,7 +51,7 @@ class Camera(Task):
     TARGET = (250, 70, 70)
     MOVES = np.array([[0, 0], [1, 0], [-1, 0], [0, 1], [0, -1]], np.float64)  # stay, right, left, up, down
 
-    OPTIONS = ("agents", "max_steps", "size", "gray", "compression", "grid", "discrete")
+    OPTIONS = ("agents", "max_steps", "size", "gray", "compression", "grid", "discrete", "channels_first")
 
     def __init__(self, options: dict, rng: np.random.Generator):
         self.n = positive_int(options, "agents", 16, 4096)
@@ -59,13 +61,15 @@ class Camera(Task):
         self.png = integer(options, "compression", 1, 0, 1) == 1
         self.grid = integer(options, "grid", 0, 0, 30)
         self.discrete = integer(options, "discrete", 0, 0, 1)
+        channels_first = integer(options, "channels_first", 0, 0, 1) == 1
         if self.grid and self.gray:
             raise OptionError("grid and gray exclude each other: a grid sensor has its own channels")
         channels = self.grid or (1 if self.gray else 3)
         mapping = ()
         if self.grid and self.png:
             mapping = tuple(range(channels)) + (-1,) * (-channels % 3)
-        sensor = VisualSensor((self.size, self.size, channels), self.png, mapping)
+        shape = (channels, self.size, self.size) if channels_first else (self.size, self.size, channels)
+        sensor = VisualSensor(shape, self.png, mapping, channels_first)
         actions = {"branches": (5,)} if self.discrete else {"continuous": 2}
         self.behaviors = (Behavior(NAME, 0, sensors=(sensor,), **actions),)
         self.rng = rng

@@ -354,14 +354,17 @@ def _visual(info, shape: tuple) -> None:
 
 
 def _frame(observation, sensor, frame: np.ndarray) -> None:
-    """A visual sensor's observation as ML-Agents 2.x writes it (GrpcExtensions.GetObservationProto):
-    shape (height, width, channels), dimension properties (translational, translational, none), and
-    PNG bytes (the channels three by three, each three an RGB PNG as Texture2D.EncodeToPNG writes
-    it, one after the other) with the sensor's channel mapping, or the float32 values."""
+    """A visual sensor's observation as ML-Agents writes it (GrpcExtensions.GetObservationProto):
+    its shape with dimension properties (translational, translational, none) for 2.x's (height,
+    width, channels), (none, translational, translational) for 3.x's (channels, height, width); PNG
+    bytes (the channels three by three, each three an RGB PNG as Texture2D.EncodeToPNG writes it,
+    one after the other) with the sensor's channel mapping, or the float32 values in the shape's
+    order (`frame` is (height, width, channels))."""
     observation.shape.extend(sensor.shape)
-    observation.dimension_properties.extend([2, 2, 1])
+    observation.dimension_properties.extend([1, 2, 2] if sensor.channels_first else [2, 2, 1])
     if not sensor.png:
-        observation.float_data.data.extend(frame.ravel().tolist())
+        values = frame.transpose(2, 0, 1) if sensor.channels_first else frame
+        observation.float_data.data.extend(values.ravel().tolist())
         return
     observation.compression_type = 1  # CompressionTypeProto.PNG
     observation.compressed_data = png_images(frame)

@@ -22,13 +22,14 @@ class MaskedActionError(ValueError):
 
 @dataclass(frozen=True)
 class VisualSensor:
-    """A visual observation as Unity's camera, render-texture and grid sensors send it (ML-Agents
-    2.x): shape (height, width, channels); PNG (SensorCompressionType.PNG: RGB PNGs, three channels
-    each, one after the other, with `mapping` as the compressed channel mapping when given) or
-    float32 values in (height, width, channels) order."""
+    """A visual observation as Unity's camera, render-texture and grid sensors send it: ML-Agents
+    2.x's shape (height, width, channels), or with `channels_first` 3.x's (channels, height,
+    width); PNG (SensorCompressionType.PNG: RGB PNGs, three channels each, one after the other, with
+    `mapping` as the compressed channel mapping when given) or float32 values in the shape's order."""
     shape: tuple[int, int, int]
     png: bool = True
     mapping: tuple[int, ...] = ()
+    channels_first: bool = False
 
 
 @dataclass(frozen=True)

@@ -88,7 +88,7 @@ class UnityAdapter:
         mask forbids some (without one, mlagents-envs' empty action is the same: zeros)."""
         decision, _ = env.get_steps(behavior)
         if len(decision) and decision.action_mask is not None:
-            actions = env.behavior_specs[behavior].action_spec  # not its Layout: it may have sensors neatpar refuses (a BufferSensor)
+            actions = env.behavior_specs[behavior].action_spec  # not its Layout: it may have a BufferSensor
             env.set_actions(behavior, neutral_actions(int(actions.continuous_size), tuple(actions.discrete_branches),
                                                       decision.action_mask, len(decision)))
 
@@ -150,7 +150,8 @@ def layout_of(behavior: str, spec) -> Layout:
         channels_first = len(shape) == 3 and dimensions == _CHANNELS_FIRST
         sensors.append(Sensor(shape, visual=len(shape) == 3, channels_first=channels_first))
     actions = spec.action_spec
-    return Layout.of_sensors(tuple(sensors), int(actions.continuous_size), tuple(int(b) for b in actions.discrete_branches))
+    branches = tuple(int(b) for b in actions.discrete_branches)
+    return Layout.of_sensors(tuple(sensors), int(actions.continuous_size), branches)
 
 
 # A visual sensor of com.unity.ml-agents 3.x: (channels, height, width).

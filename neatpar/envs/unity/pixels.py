@@ -7,8 +7,9 @@ bit), shapes, dtypes and errors. Uncompressed observations are copied from their
 (mlagents-envs goes through one Python float per value, which passes a signaling NaN on quieted:
 so does the copy). An observation neither path reads (another image format or kind of PNG, bytes
 Pillow might read differently or refuse, a shape, value count or channel mapping that does not fit)
-is read by mlagents-envs' own function, which also raises its errors. Inflating the image data is most of the work: ISA-L's inflate (the `isal`
-package) does it about three times as fast as zlib and gives the same bytes; without it, zlib.
+is read by mlagents-envs' own function, which also raises its errors. Inflating the image data is
+most of the work: ISA-L's inflate (the `isal` package) does it about three times as fast as zlib
+and gives the same bytes; without it, zlib.
 """
 from __future__ import annotations
 
