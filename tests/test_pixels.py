@@ -142,6 +142,21 @@ def test_bytes_between_and_after_the_pngs_are_skipped_as_mlagents_skips_them():
         assert check(data, (6, 7, 3)) is None
 
 
+def test_empty_and_large_image_data_chunks():
+    """An empty IDAT between two (Pillow allows them), and image data of more than Pillow's 64 KiB
+    read block in one chunk, followed by another PNG (where the next one starts must not move)."""
+    rng = np.random.default_rng(14)
+    picture = camera_like(rng, 6, 9)
+    data = png_bytes(picture, idat_size=40)
+    first = data.index(b"IDAT") - 4
+    empty = chunk(b"IDAT", b"")
+    second = first + 12 + struct.unpack(">I", data[first:first + 4])[0]
+    assert check(data[:second] + empty + data[second:], (6, 9, 3)) is None
+    big = random_pixels(rng, 150, 160)   # about 70 KiB of image data, not compressible
+    data = png_bytes(big, level=0) + pillow_png(random_pixels(rng, 150, 160))
+    assert len(data) > 2 * 65536 and check(data, (150, 160, 6)) is None and check(data, (150, 160, 1)) is None
+
+
 def test_image_data_checksums_are_not_checked_as_pillow_does_not():
     data = bytearray(png_bytes(camera_like(np.random.default_rng(7), 5, 5)))
     end = data.index(b"IEND") - 4
