@@ -43,6 +43,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_ctrnn.py
 	$(BIN)/python bench/bench_neat_step.py
 	$(BIN)/python bench/bench_wire.py
+	$(BIN)/python bench/bench_visual.py
 	$(BIN)/python bench/bench_hosts.py
 
 clean:

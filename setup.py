@@ -79,5 +79,6 @@ setup(
                   sources=["neatpar/evolution/_core.c"] + sorted(glob.glob("neatpar/evolution/core/*.c")),
                   depends=["neatpar/evolution/core/core.h", "neatpar/evolution/core/threads_shim.h"]),
         Extension("neatpar.envs.unity._wire", sources=["neatpar/envs/unity/_wire.c"]),
+        Extension("neatpar.envs.unity._pixels", sources=["neatpar/envs/unity/_pixels.c"]),
     ],
 )

@@ -8,6 +8,7 @@ import dataclasses
 import math
 import os
 import queue
+import re
 import struct
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -30,6 +31,7 @@ from mlagents_envs.base_env import (
 )
 from mlagents_envs.communicator import Communicator
 from mlagents_envs.communicator_objects.agent_info_pb2 import AgentInfoProto
+from mlagents_envs.communicator_objects.observation_pb2 import PNG
 from mlagents_envs.communicator_objects.unity_message_pb2 import UnityMessageProto
 from mlagents_envs.environment import UnityEnvironment
 from mlagents_envs.exception import UnityTimeOutException
@@ -39,6 +41,7 @@ from mlagents_envs.side_channel.side_channel_manager import SideChannelManager
 from mlagents_envs import timers
 
 from support.configs import write_config
+from support.images import pillow_png
 from support.paths import BUILDS
 from support.processes import wait_gone
 from support.simulators import free_worker_id
@@ -92,11 +95,12 @@ def mlagents_encode(actions, agent_counts, side_channel_values=()) -> tuple[byte
 
 
 def outcome(function, *args):
-    """The result of a call, or the type and message of what it raised."""
+    """The result of a call, or the type and message of what it raised (object addresses aside:
+    Pillow names the file object it could not read)."""
     try:
         return "returned", function(*args)
     except Exception as error:  # noqa: BLE001 - the errors themselves are compared
-        return "raised", (type(error), str(error))
+        return "raised", (type(error), re.sub(r"0x[0-9a-f]+", "0x...", str(error)))
 
 
 def assert_same_array(actual, expected, where):
@@ -197,7 +201,7 @@ VALUES = st.floats(-1e4, 1e4, width=32)
 SPECIAL = [math.nan, math.inf, -math.inf, 3e38, -3e38, -0.0, 1e-45]
 SHAPES = st.one_of(st.tuples(st.integers(0, 4)), st.tuples(st.integers(1, 4)),
                    st.tuples(st.integers(1, 3), st.integers(1, 2)),
-                   st.sampled_from([(3,), (2, 2, 1)]))  # rank 3: visual, read by mlagents-envs
+                   st.sampled_from([(3,), (2, 2, 1), (3, 2, 3)]))  # rank 3: visual, decoded by pixels.py
 
 
 @st.composite
@@ -220,7 +224,14 @@ def add_observations(draw, info, spec, change):
         observation = info.observations.add()
         count = int(np.prod(shape)) + (1 if change == "size" and i == len(shapes) - 1 else 0)
         observation.shape.extend((count,) if change == "shape field" else shape)
-        observation.float_data.data.extend(draw(st.lists(VALUES, min_size=count, max_size=count)))
+        if len(shape) == 3 and draw(st.booleans()):  # a camera's PNG (of another height for "size")
+            height = shape[0] + (1 if change == "size" and i == len(shapes) - 1 else 0)
+            pixels = np.array(draw(st.lists(st.integers(0, 255), min_size=height * shape[1] * 3,
+                                            max_size=height * shape[1] * 3)), np.uint8)
+            observation.compression_type = PNG
+            observation.compressed_data = pillow_png(pixels.reshape(height, shape[1], 3))
+        else:
+            observation.float_data.data.extend(draw(st.lists(VALUES, min_size=count, max_size=count)))
         observation.dimension_properties.extend([1] * len(shape))
         observation.name = f"sensor{i}"
 
@@ -302,10 +313,6 @@ def test_generated_replies_decode_as_mlagents(reply):
     if decoded is not None and decoded.status == 200:
         for name, reason in decoded.fallbacks.items():
             assert reason, name
-        for name in decoded.states:
-            spec = {**specs, **decoded.new_specs}[name]
-            if bulk.bulk_refusal(spec) is not None and len(decoded.states[name][0]) + len(decoded.states[name][1]):
-                assert "visual" in decoded.fallbacks[name]
 
 
 # ---------------------------------------------------------------- the fallback, explicitly
@@ -346,12 +353,30 @@ def varint(value: int) -> bytes:
     return bytes(out + bytearray([value]))
 
 
-def test_visual_observations_are_read_by_mlagents():
+def test_visual_observations_are_read_by_the_bulk_reader():
     data = reply_bytes(agent_bytes(visual=True), agent_bytes(visual=True, id=8, done=True))
     decoded = assert_decodes_as_mlagents(data, {"B": VISUAL_SPEC})
-    assert decoded.fallbacks == {"B": "observation 1 is visual (shape (2, 2, 1))"}
-    assert bulk.bulk_refusal(VISUAL_SPEC) == decoded.fallbacks["B"] and bulk.bulk_refusal(VECTOR_SPEC) is None
+    assert decoded.fallbacks == {} and bulk.bulk_refusal(VISUAL_SPEC) is None
     assert decoded.states["B"][0].obs[1].shape == (1, 2, 2, 1)
+
+
+def test_visual_decode_errors_come_in_mlagents_order():
+    """A NaN in the vector observation (checked first, observation 0) wins over a broken PNG
+    (observation 1); without it, the PNG's error; a NaN in a reward comes after both."""
+    camera = AgentInfoProto(id=2)
+    camera.CopyFrom(AgentInfoProto.FromString(agent_bytes(id=2)))
+    broken = camera.observations.add()
+    broken.shape.extend([2, 2, 1])
+    broken.compression_type = PNG
+    broken.compressed_data = b"\x89PNG not really"
+    nan_vector = AgentInfoProto.FromString(agent_bytes(values=(math.nan, 1.0, 2.0), visual=True, id=3))
+    nan_reward = AgentInfoProto.FromString(agent_bytes(visual=True, id=4, reward=math.nan))
+    for agents, error in [((nan_vector, camera), RuntimeError), ((camera,), "UnidentifiedImageError"),
+                          ((nan_reward, camera), "UnidentifiedImageError"), ((nan_reward,), RuntimeError)]:
+        data = reply_bytes(*(a.SerializeToString() for a in agents))
+        expected = outcome(mlagents_decode, data, {"B": VISUAL_SPEC})
+        assert expected[0] == "raised" and (expected[1][0] is error or expected[1][0].__name__ == error)
+        assert_decodes_as_mlagents(data, {"B": VISUAL_SPEC})
 
 
 @pytest.mark.parametrize("agent, reason", [
@@ -634,9 +659,16 @@ def test_teams_simulator_bytes_two_behaviors_masks_and_groups():
     assert fallbacks == {} and seen["terminal"] > 0
 
 
-def test_visual_simulator_bytes_take_the_fallback():
-    fallbacks, _ = play_and_check("ball", ["--agents", "4", "--visual", "1"], 3)
-    assert fallbacks == {"Ball3D?team=0": "observation 1 is visual (shape (4, 4, 1))"}
+@pytest.mark.parametrize("build, args", [
+    ("ball", ["--agents", "4", "--visual", "1"]),
+    ("camera", ["--agents", "5", "--max-steps", "4"]),
+    ("camera", ["--agents", "3", "--gray", "1", "--size", "21", "--max-steps", "3"]),
+    ("camera", ["--agents", "3", "--grid", "5", "--size", "7", "--max-steps", "3"]),
+    ("camera", ["--agents", "3", "--compression", "0", "--size", "5", "--max-steps", "3"]),
+], ids=["ball, uncompressed", "camera", "camera, grayscale", "camera, grid sensor", "camera, uncompressed"])
+def test_visual_simulator_bytes_are_read_by_the_bulk_reader(build, args):
+    fallbacks, seen = play_and_check(build, args, 8)
+    assert fallbacks == {} and (build == "ball" or seen["interrupted"] > 0)
 
 
 # ---------------------------------------------------------------- the bulk path in the bridge's environment
@@ -648,8 +680,7 @@ LOCKSTEP = {
     "probe: a behavior that arrives late": ("probe", ["--behaviors", "2", "--agents", "3", "--spawn-after", "0,5",
                                                       "--episode-decisions", "3,4", "--lifetime", "0,5",
                                                       "--stats", "1"], 20),
-    "visual observations: the fallback": ("ball", ["--agents", "3", "--visual", "1", "--max-steps", "3",
-                                                   "--stats", "1"], 10),
+    "visual observations": ("camera", ["--agents", "3", "--max-steps", "3", "--stats", "1"], 10),
 }
 
 
@@ -724,11 +755,7 @@ def test_the_bridge_on_the_bulk_path_equals_mlagents_step_by_step(case, tmp_path
             bridge.close()
     if "late" in case:  # Probe announced by the first reset's reply, Rival when its agents arrive
         assert brains == [(0, "Connected new brain: Probe?team=0"), (5, "Connected new brain: Rival?team=1")]
-    if "fallback" in case:
-        assert fallbacks == ["behavior 'Ball3D?team=0' is read by mlagents-envs' own code: observation 1 is visual "
-                             "(shape (4, 4, 1))"]
-    else:
-        assert fallbacks == []
+    assert fallbacks == []
 
 
 EVOLUTIONS = {

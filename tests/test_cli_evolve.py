@@ -149,8 +149,9 @@ def test_action_width_mismatch_names_both(tmp_path):
     one_line_error(tmp_path, ["evolve", "--config", ball_cfg(tmp_path, num_outputs=3)], "takes 2 action values")
 
 
-def test_visual_observations_are_refused(tmp_path):
-    one_line_error(tmp_path, ["evolve", "--config", ball_cfg(tmp_path, env_args="--agents 2 --visual 1")], "visual observations")
+def test_visual_observations_count_as_inputs(tmp_path):
+    one_line_error(tmp_path, ["evolve", "--config", ball_cfg(tmp_path, env_args="--agents 2 --visual 1")],
+                   "observes 24 values but the genomes have num_inputs = 8: set num_inputs = 24 (sensor sizes [8, 16])")
 
 
 def test_simulator_dying_at_start_shows_its_log(tmp_path):

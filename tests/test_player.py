@@ -3,6 +3,7 @@
 seed, arguments and usage errors, exit statuses and the process's lifetime, driven by the real,
 unmodified mlagents_envs UnityEnvironment exactly as it drives a Unity player, and its parts
 called directly."""
+import io
 import os
 import signal
 import subprocess
@@ -197,8 +198,8 @@ def test_any_order_of_options_and_unity_flags_reads_the_same(case):
 
 
 @pytest.mark.parametrize("argv, message", [
-    ([], "first argument must be a task (ball, duel, hover, probe, teams), got []"),
-    (["pong", "--mlagents-port", "5005"], "first argument must be a task (ball, duel, hover, probe, teams), got ['pong']"),
+    ([], "first argument must be a task (ball, camera, duel, hover, probe, teams), got []"),
+    (["pong", "--mlagents-port", "5005"], "first argument must be a task (ball, camera, duel, hover, probe, teams), got ['pong']"),
     (["ball", "--agents"], "--agents needs a value"),
     (["ball", "--mlagents-port", "50x5"], "--mlagents-port must be an integer, got '50x5'"),
     (["ball", "--mlagents-port", "70000"], "--mlagents-port must be a TCP port, got 70000"),
@@ -352,3 +353,44 @@ def test_the_log_stamps_lines_makes_its_folder_and_keeps_nothing_without_a_path(
     silent = player.Log(None)
     silent("nowhere")
     silent.close()
+
+
+@pytest.mark.parametrize("args, pngs, mapping", [
+    (["camera", "--agents", "2", "--size", "6"], 1, []),
+    (["camera", "--agents", "2", "--size", "6", "--gray", "1"], 1, []),
+    (["camera", "--agents", "2", "--size", "6", "--grid", "4"], 2, [0, 1, 2, 3, -1, -1]),
+    (["camera", "--agents", "2", "--size", "6", "--grid", "6"], 2, [0, 1, 2, 3, 4, 5]),
+])
+def test_visual_sensors_send_rgb_pngs_as_unity_does(args, pngs, mapping):
+    """A camera (a grayscale one too) sends one RGB PNG of its render; a grid sensor its channels
+    three by three as RGB PNGs one after the other (the last padded with zeros), with the mapping;
+    shape and dimension properties as ML-Agents 2.x writes them, and no vector observation."""
+    from PIL import Image
+    playing = in_process_player(args)
+    first = playing.handle(input_message(player.RESET))
+    sensor = playing.academy.task.behaviors[0].sensors[0]
+    for row, info in enumerate(first.unity_output.rl_output.agentInfos["Camera?team=0"].value):
+        (observation,) = info.observations
+        assert list(observation.shape) == list(sensor.shape) and list(observation.dimension_properties) == [2, 2, 1]
+        assert observation.compression_type == 1 and list(observation.compressed_channel_mapping) == mapping
+        data = observation.compressed_data
+        starts = [i for i in range(len(data)) if data.startswith(b"\x89PNG\r\n\x1a\n", i)]
+        assert len(starts) == pngs
+        frame = playing.academy.task.frames("Camera?team=0")[0][row]
+        channels = []
+        for start, end in zip(starts, starts[1:] + [len(data)]):
+            image = Image.open(io.BytesIO(data[start:end]))
+            assert image.mode == "RGB" and image.size == (6, 6)
+            channels.append(np.asarray(image))
+        sent = np.concatenate(channels, axis=2)
+        assert np.array_equal(sent[..., :frame.shape[2]], frame) and not sent[..., frame.shape[2]:].any()
+
+
+def test_uncompressed_visual_sensors_send_their_floats_in_shape_order():
+    playing = in_process_player(["camera", "--agents", "3", "--size", "5", "--compression", "0"])
+    first = playing.handle(input_message(player.RESET))
+    frames = playing.academy.task.frames("Camera?team=0")[0]
+    for row, info in enumerate(first.unity_output.rl_output.agentInfos["Camera?team=0"].value):
+        (observation,) = info.observations
+        assert observation.compression_type == 0 and list(observation.shape) == [5, 5, 3]
+        assert np.array_equal(np.array(observation.float_data.data, np.float32), frames[row].ravel())

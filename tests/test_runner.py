@@ -153,6 +153,25 @@ def test_recurrent_networks_run(tmp_path):
     assert all(np.isfinite(g.fitness) for _, g in genomes)
 
 
+@pytest.mark.parametrize("network", ["feedforward", "recurrent", "ctrnn"])
+def test_every_kind_of_network_plays_from_a_camera(tmp_path, network):
+    """A camera's image reaches the networks flattened (6 x 6 x 3 = 108 inputs): each kind plays a
+    generation on the camera build, and the genomes, seeing differently, score differently."""
+    memory = network != "feedforward"
+    section = {"env": os.path.join(BUILDS, "camera"), "env_args": "--agents 4 --size 6 --max-steps 10",
+               "behaviors": "Camera?team=0: population", "max_steps": 10, "network": network, "seed": 2,
+               "worker_id": free_worker_id()}
+    path = write_config(tmp_path, "camera.cfg", neatpar=section, pop_size=6, num_inputs=108, num_outputs=2,
+                        activation_options="tanh", activation_default="tanh", feed_forward="false" if memory else "true",
+                        num_hidden=1 if memory else 0, **(CTRNN_GENES if network == "ctrnn" else {}))
+    config, run = run_config.load(path)
+    genomes = first_generation(config)
+    with UnityEvaluator.from_settings(run) as evaluator:
+        evaluator.evaluate(genomes, config)
+    fitness = [genome.fitness for _, genome in genomes]
+    assert all(np.isfinite(fitness)) and len(set(fitness)) > 1
+
+
 # ---------------------------------------------------------------- real-game behaviours, exact returns
 #
 # The probe build (neatpar/sim/probe.py) shows each way a real Unity game behaves and makes every

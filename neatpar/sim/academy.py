@@ -34,7 +34,7 @@ exchange that carries an info of it (RpcCommunicator.GetTempUnityRlInitializatio
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -90,6 +90,7 @@ class InfoBatch:
     masks: np.ndarray | None = None
     done: bool = False
     interrupted: np.ndarray | None = None  # bool, terminal infos only
+    frames: tuple[np.ndarray, ...] = ()    # per visual sensor of the behavior: (k, height, width, channels)
 
 
 @dataclass
@@ -204,7 +205,8 @@ class Academy:
                 keep[:] = False
             gone = roster.live & ~keep
             if gone.any():
-                self._end(roster, gone, np.zeros(len(gone), bool), old.observe(name), old.group_ids(name))
+                self._end(roster, gone, np.zeros(len(gone), bool), old.observe(name), old.group_ids(name),
+                          old.frames(name))
                 roster.disable(np.flatnonzero(gone))
         for behavior in task.behaviors:
             roster = self.rosters.get(behavior.name)
@@ -260,7 +262,8 @@ class Academy:
             ended, destroyed, interrupted = self._ends(roster, result)
             notify = ended if destroyed is None else ended | destroyed
             if notify.any():
-                self._end(roster, notify, interrupted, self.task.observe(name), self.task.group_ids(name))
+                self._end(roster, notify, interrupted, self.task.observe(name), self.task.group_ids(name),
+                          self.task.frames(name))
                 roster.steps[ended] = 0  # Agent._AgentReset
             if destroyed is None:
                 restart[name] = np.flatnonzero(ended)
@@ -339,7 +342,7 @@ class Academy:
         self.queue.setdefault(name, []).append(InfoBatch(
             roster.ids[rows], self.task.observe(name)[rows], roster.reward[rows].copy(),
             roster.group_reward[rows].copy(), self.task.group_ids(name)[rows],
-            None if masks is None else masks[rows]))
+            None if masks is None else masks[rows], frames=tuple(f[rows] for f in self.task.frames(name))))
         roster.reward[rows] = 0.0
         roster.group_reward[rows] = 0.0
         roster.info_done[rows] = False
@@ -349,7 +352,7 @@ class Academy:
         self.sent_masks[name] = None if masks is None else masks[rows]
 
     def _end(self, roster: Roster, rows_mask: np.ndarray, interrupted: np.ndarray, observations: np.ndarray,
-             group_ids: np.ndarray) -> None:
+             group_ids: np.ndarray, frames: Sequence[np.ndarray] = ()) -> None:
         """Agent.NotifyAgentDone: a terminal info for each agent in `rows_mask` whose last info was
         not already terminal; its rewards and latest action are cleared."""
         rows = roster.rows(rows_mask & ~roster.info_done)
@@ -357,7 +360,7 @@ class Academy:
             return
         self.queue.setdefault(roster.behavior.name, []).append(InfoBatch(
             roster.ids[rows], observations[rows], roster.reward[rows].copy(), roster.group_reward[rows].copy(),
-            group_ids[rows], None, True, interrupted[rows]))
+            group_ids[rows], None, True, interrupted[rows], tuple(f[rows] for f in frames)))
         if self.record_episodes:
             self.episodes.append(EpisodeEnd(roster.returns[rows].copy(), roster.steps[rows].copy()))
         roster.reward[rows] = roster.group_reward[rows] = roster.returns[rows] = 0.0

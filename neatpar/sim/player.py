@@ -19,6 +19,7 @@ stdout; logs, with each exchange's compute time, to -logFile.
 from __future__ import annotations
 
 import difflib
+import io
 import os
 import sys
 import time
@@ -223,8 +224,9 @@ class Player:
         visual = self.academy.task.visual_shape
         for name, batches in outgoing.infos.items():
             infos = unity_output.rl_output.agentInfos[name].value
+            sensors = self.academy.rosters[name].behavior.sensors
             for batch in batches:
-                _add_infos(infos, batch, visual)
+                _add_infos(infos, batch, visual, sensors)
         for behavior in outgoing.announce:
             _announce(unity_output.rl_initialization_output, behavior)
         for episodes in self.academy.take_episodes():
@@ -310,8 +312,9 @@ def _announce(init, behavior) -> None:
     brain.action_spec.discrete_branch_sizes.extend(behavior.branches)
 
 
-def _add_infos(infos, batch, visual) -> None:
-    """One AgentInfoProto per agent of the batch. The hot loop of the player: fields left at their
+def _add_infos(infos, batch, visual, sensors=()) -> None:
+    """One AgentInfoProto per agent of the batch: its vector observation (when the behavior has
+    one), then its visual sensors' observations. The hot loop of the player: fields left at their
     default are not set."""
     ids, rewards, group_rewards = batch.ids.tolist(), batch.rewards.tolist(), batch.group_rewards.tolist()
     groups, observations = batch.group_ids.tolist(), batch.observations.tolist()
@@ -332,12 +335,15 @@ def _add_infos(infos, batch, visual) -> None:
             info.group_id = groups[row]
         if masks is not None:
             info.action_mask.extend(masks[row])
-        observation = info.observations.add()
-        observation.shape.append(size)
-        observation.float_data.data.extend(observations[row])
-        observation.dimension_properties.append(1)
+        if size:
+            observation = info.observations.add()
+            observation.shape.append(size)
+            observation.float_data.data.extend(observations[row])
+            observation.dimension_properties.append(1)
         if visual is not None:
             _visual(info, visual)
+        for sensor, frames in zip(sensors, batch.frames):
+            _frame(info.observations.add(), sensor, frames[row])
 
 
 def _visual(info, shape: tuple) -> None:
@@ -345,6 +351,37 @@ def _visual(info, shape: tuple) -> None:
     observation.shape.extend(shape)
     observation.float_data.data.extend([0.5] * int(np.prod(shape)))
     observation.dimension_properties.extend([2, 2, 1])  # height, width (translational), channels
+
+
+def _frame(observation, sensor, frame: np.ndarray) -> None:
+    """A visual sensor's observation as ML-Agents writes it (GrpcExtensions.GetObservationProto):
+    its shape with dimension properties (translational, translational, none) for 2.x's (height,
+    width, channels), (none, translational, translational) for 3.x's (channels, height, width); PNG
+    bytes (the channels three by three, each three an RGB PNG as Texture2D.EncodeToPNG writes it,
+    one after the other) with the sensor's channel mapping, or the float32 values in the shape's
+    order (`frame` is (height, width, channels))."""
+    observation.shape.extend(sensor.shape)
+    observation.dimension_properties.extend([1, 2, 2] if sensor.channels_first else [2, 2, 1])
+    if not sensor.png:
+        values = frame.transpose(2, 0, 1) if sensor.channels_first else frame
+        observation.float_data.data.extend(values.ravel().tolist())
+        return
+    observation.compression_type = 1  # CompressionTypeProto.PNG
+    observation.compressed_data = png_images(frame)
+    observation.compressed_channel_mapping.extend(sensor.mapping)
+
+
+def png_images(frame: np.ndarray) -> bytes:
+    """(height, width, channels) uint8 pixels as RGB PNGs of three channels each (the last padded
+    with zeros), one after the other: what a camera (one PNG) or a grid sensor sends."""
+    from PIL import Image
+    height, width, channels = frame.shape
+    padded = np.zeros((height, width, -(-channels // 3) * 3), np.uint8)
+    padded[..., :channels] = frame
+    out = io.BytesIO()
+    for start in range(0, padded.shape[2], 3):
+        Image.fromarray(np.ascontiguousarray(padded[..., start:start + 3])).save(out, format="PNG")
+    return out.getvalue()
 
 
 def serve(settings: Settings, log: Log) -> int:

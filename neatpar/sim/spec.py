@@ -21,12 +21,26 @@ class MaskedActionError(ValueError):
 
 
 @dataclass(frozen=True)
+class VisualSensor:
+    """A visual observation as Unity's camera, render-texture and grid sensors send it: ML-Agents
+    2.x's shape (height, width, channels), or with `channels_first` 3.x's (channels, height,
+    width); PNG (SensorCompressionType.PNG: RGB PNGs, three channels each, one after the other, with
+    `mapping` as the compressed channel mapping when given) or float32 values in the shape's order."""
+    shape: tuple[int, int, int]
+    png: bool = True
+    mapping: tuple[int, ...] = ()
+    channels_first: bool = False
+
+
+@dataclass(frozen=True)
 class Behavior:
-    """One behavior's name and its BrainParameters: observation width and action spec."""
+    """One behavior's name and its BrainParameters: observation width (0: no vector observation),
+    action spec, and its visual sensors (their frames come from Task.frames)."""
     name: str
     observations: int
     continuous: int = 0
     branches: tuple[int, ...] = ()
+    sensors: tuple[VisualSensor, ...] = ()
 
 
 @dataclass
@@ -55,6 +69,13 @@ class Task:
     def observe(self, behavior: str) -> np.ndarray:
         """(rows, width) float32 observations of every row."""
         raise NotImplementedError
+
+    def frames(self, behavior: str) -> list[np.ndarray]:
+        """One array per visual sensor of the behavior, with a row per agent row: for a PNG sensor
+        the (rows, height, width, n) uint8 pixels its PNGs hold (a grayscale camera: its RGB render,
+        n = 3; a grid sensor: its channels), otherwise its (rows, height, width, channels) float32
+        values."""
+        return []
 
     def group_ids(self, behavior: str) -> np.ndarray:
         return np.zeros(self.rows(behavior), np.int32)

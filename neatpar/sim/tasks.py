@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .camera import Camera
 from .duel import Duel
 from .probe import Probe
 from .spec import AreaTask, Behavior, StepResult, Task, integer, positive_int
@@ -282,4 +283,4 @@ class Hover(Task):
         return {name: StepResult(reward, np.zeros(self.n, np.float32), crashed | interrupted, interrupted)}
 
 
-TASKS = {"ball": Ball3D, "teams": TwoTeams, "probe": Probe, "duel": Duel, "hover": Hover}
+TASKS = {"ball": Ball3D, "teams": TwoTeams, "probe": Probe, "duel": Duel, "hover": Hover, "camera": Camera}

@@ -16,19 +16,47 @@ actions the outputs become (clipping, masks, bounds) is the environment's busine
 from __future__ import annotations
 
 import enum
+import math
 from dataclasses import dataclass
 from typing import Mapping, NamedTuple, Protocol
 
 import numpy as np
 
 
+class Sensor(NamedTuple):
+    """One sensor's observation as the environment reports it: its shape (a vector's (size,); a
+    camera's or grid sensor's (height, width, channels), as mlagents-envs 0.28 decodes it) and
+    whether it is visual (rank 3, as ML-Agents counts them). `channels_first`: the game's visual
+    shape is (channels, height, width), as com.unity.ml-agents 3.x sends uncompressed ones. A
+    network sees the values flattened in C order."""
+    shape: tuple[int, ...]
+    visual: bool = False
+    channels_first: bool = False
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+
 @dataclass(frozen=True)
 class Layout:
     """What a behavior observes and does: one entry per sensor (its flattened size), continuous
-    actions, and the sizes of its discrete action branches."""
+    actions, the sizes of its discrete action branches, and each sensor's shape (`sensors`, in the
+    same order; () when only the sizes are known: `sensor_shapes` then takes each as a vector)."""
     observation_sizes: tuple[int, ...]
     continuous: int
     branches: tuple[int, ...] = ()
+    sensors: tuple[Sensor, ...] = ()
+
+    @classmethod
+    def of_sensors(cls, sensors: tuple[Sensor, ...], continuous: int, branches: tuple[int, ...] = ()) -> "Layout":
+        """The Layout of these sensors (their sizes in order) and actions."""
+        return cls(tuple(s.size for s in sensors), continuous, branches, tuple(sensors))
+
+    @property
+    def sensor_shapes(self) -> tuple[Sensor, ...]:
+        """Each sensor's shape, in order: `sensors`, or each size as a vector sensor."""
+        return self.sensors or tuple(Sensor((size,)) for size in self.observation_sizes)
 
     @property
     def inputs(self) -> int:
@@ -47,7 +75,7 @@ class Batch:
     """One behavior's report for one step. Rewards are float64 sums of reward and group reward,
     earned since the agent's previous report."""
     decision_ids: np.ndarray        # int: agents that ask for a decision now
-    observations: np.ndarray        # (len(decision_ids), inputs) float: their sensors, flattened, in order
+    observations: np.ndarray        # (len(decision_ids), inputs) float: their sensors in order, each flattened (C order)
     decision_rewards: np.ndarray    # float64 per deciding agent
     terminal_ids: np.ndarray        # int: agents whose episode ended (they may also ask for a decision)
     terminal_rewards: np.ndarray    # float64 per ended agent

@@ -19,11 +19,12 @@
  *     byte range of its ListAgentInfoProto.
  * count(data, start, end, sizes) -> (decision agents, terminal agents) | why
  *     Checks the ListAgentInfoProto in data[start:end]: every agent has at least len(sizes)
- *     observations, observation i with exactly sizes[i] floats.
+ *     observations, observation i with exactly sizes[i] floats (sizes[i] = -1: an observation read
+ *     elsewhere, a visual one, whose floats are neither counted nor copied).
  * fill(data, start, end, sizes, mask_size, decision, terminal) -> unsafe
  *     Writes the agents, in message order, into the buffers of `decision` (reward f32, id i32,
  *     group id i32, group reward f32, mask bool[n * mask_size], then observation i f32[n * sizes[i]]
- *     for each i) and `terminal` (reward, id, group id, group reward, interrupted bool, then the
+ *     for each i, empty for sizes[i] = -1) and `terminal` (reward, id, group id, group reward, interrupted bool, then the
  *     observations); agents with done set go to `terminal`. A mask is copied only when its length
  *     is mask_size (otherwise its row is all False). Returns the positions, in mlagents' checking
  *     order (observation 0 decision, observation 0 terminal, ..., rewards decision, terminal,
@@ -292,7 +293,8 @@ static int read_agent(Reader r, const Sizes *sizes, Agent *a, Why *why)
             if (check_field(name, field, wire, WT_LEN, NULL, why) || read_len(&r, &payload, why)
                 || read_observation(payload, &floats, NULL, why))
                 return -1;
-            if (a->observations < sizes->n && floats != sizes->v[a->observations] && a->bad_observation < 0) {
+            if (a->observations < sizes->n && sizes->v[a->observations] >= 0 && floats != sizes->v[a->observations]
+                && a->bad_observation < 0) {
                 a->bad_observation = a->observations;
                 a->bad_floats = floats;
             }
@@ -325,7 +327,8 @@ static int copy_agent(Reader r, const Sizes *sizes, float **obs_rows, uint8_t *m
         if (read_key(&r, &field, &wire, why)) return -1;
         if (field == AI_OBSERVATIONS) {
             if (read_len(&r, &payload, why)) return -1;
-            if (index < sizes->n && read_observation(payload, &floats, obs_rows[index], why)) return -1;
+            if (index < sizes->n && sizes->v[index] >= 0 && read_observation(payload, &floats, obs_rows[index], why))
+                return -1;
             index++;
         } else if (field == AI_MASK && copy_mask) {
             if (read_len(&r, &payload, why) || packed_varints(payload, &mask_written, mask_row, why)) return -1;
@@ -355,8 +358,8 @@ static int list_reader(const char *function, const Py_buffer *data, Py_ssize_t s
     }
     for (Py_ssize_t i = 0; i < sizes->n; i++) {
         storage[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(size_tuple, i));
-        if (storage[i] < 0) {
-            if (!PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "%s(): observation sizes must be >= 0", function);
+        if (storage[i] < -1) {
+            if (!PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "%s(): observation sizes must be >= 0, or -1", function);
             return -1;
         }
     }
@@ -435,7 +438,7 @@ static int get_side(PyObject *list, const Sizes *sizes, Py_ssize_t flag_width, S
     }
     side->rows = side->buffers[OUT_REWARD].len / 4;
     for (Py_ssize_t i = 0; i < OUT_OBS + sizes->n; i++) {
-        Py_ssize_t width = i == OUT_FLAG ? flag_width : i < OUT_OBS ? 4 : 4 * sizes->v[i - OUT_OBS];
+        Py_ssize_t width = i == OUT_FLAG ? flag_width : i < OUT_OBS ? 4 : 4 * Py_MAX(sizes->v[i - OUT_OBS], 0);
         if (side->buffers[i].len != side->rows * width) {
             PyErr_Format(PyExc_ValueError, "fill(): output array %zd has %zd bytes, expected %zd", i,
                          side->buffers[i].len, side->rows * width);
@@ -496,7 +499,7 @@ static int fill_rows(Reader list, const Sizes *sizes, Py_ssize_t mask_size, Side
         uint8_t *mask_row = a.done || mask_size == 0 ? NULL
                             : (uint8_t *)decision->buffers[OUT_FLAG].buf + row * mask_size;
         for (Py_ssize_t i = 0; i < sizes->n; i++)
-            rows[i] = (float *)side->buffers[OUT_OBS + i].buf + row * sizes->v[i];
+            rows[i] = (float *)side->buffers[OUT_OBS + i].buf + row * Py_MAX(sizes->v[i], 0);
         write_scalars(side, row, &a, a.done);
         if (copy_agent(agent_bytes, sizes, rows, mask_row, mask_size, &a, &why)) { more = -1; break; }
     }

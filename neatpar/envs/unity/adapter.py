@@ -20,11 +20,12 @@ from mlagents_envs.base_env import ActionTuple, DimensionProperty
 from mlagents_envs.exception import (
     UnityCommunicatorStoppedException,
     UnityEnvironmentException,
+    UnityObservationException,
     UnityTimeOutException,
 )
 
 from ...errors import EnvironmentMismatch, SimulatorError, one_line
-from ...types.environment import Aggregation, Batch, GameStat, Layout
+from ...types.environment import Aggregation, Batch, GameStat, Layout, Sensor
 from .bridge import SimulatorBridge
 
 # What a game that dies or stops answering raises inside mlagents-envs.
@@ -87,7 +88,7 @@ class UnityAdapter:
         mask forbids some (without one, mlagents-envs' empty action is the same: zeros)."""
         decision, _ = env.get_steps(behavior)
         if len(decision) and decision.action_mask is not None:
-            actions = env.behavior_specs[behavior].action_spec  # not its Layout: it may have sensors neatpar refuses
+            actions = env.behavior_specs[behavior].action_spec  # not its Layout: it may have a BufferSensor
             env.set_actions(behavior, neutral_actions(int(actions.continuous_size), tuple(actions.discrete_branches),
                                                       decision.action_mask, len(decision)))
 
@@ -118,32 +119,44 @@ def _failing_as_simulator_error(call) -> None:
         call()
     except _FAILURES as error:
         raise SimulatorError(one_line(error)) from error
+    except UnityObservationException as error:
+        # The game's observations do not read as their spec says: relaunching cannot help.
+        raise EnvironmentMismatch(f"{one_line(error)}: the game's observations do not fit its behavior spec (a "
+                                  f"camera of com.unity.ml-agents 3.x sends PNGs as (channels, height, width), which "
+                                  f"mlagents-envs 0.28 cannot decode: set the sensor's compression to None, or use "
+                                  f"com.unity.ml-agents 2.x)") from error
 
 
 def _flat(observations: list, n: int) -> np.ndarray:
-    """The sensors' observations of `n` agents side by side, one row per agent."""
+    """The sensors' observations of `n` agents side by side, one row per agent, each sensor's
+    values (a camera's (height, width, channels)) flattened in C order."""
     flat = [o.reshape(n, int(np.prod(o.shape[1:]))) for o in observations]
     return flat[0] if len(flat) == 1 else np.concatenate(flat, axis=1)
 
 
 def layout_of(behavior: str, spec) -> Layout:
-    """A behavior's Layout from its BehaviorSpec; observations a NEAT network cannot take (images,
-    variable-length or other multi-dimensional sensors) are refused with the reason."""
-    for sensor in spec.observation_specs:
-        shape = tuple(sensor.shape)
-        if len(shape) == 3:
-            raise EnvironmentMismatch(f"behavior {behavior!r} has visual observations {shape} (a camera or "
-                                      f"render-texture sensor): NEAT networks take vector observations only")
-        if len(shape) == 2 and DimensionProperty.VARIABLE_SIZE in tuple(sensor.dimension_property):
+    """A behavior's Layout from its BehaviorSpec: every sensor of fixed size, vector or visual (a
+    camera's, render texture's or grid sensor's image), with its shape; variable-length observations
+    (a BufferSensor's), which no fixed network input can take, are refused with the reason."""
+    sensors = []
+    for observation in spec.observation_specs:
+        shape = tuple(int(d) for d in observation.shape)
+        dimensions = tuple(observation.dimension_property)
+        if DimensionProperty.VARIABLE_SIZE in dimensions:
             raise EnvironmentMismatch(f"behavior {behavior!r} has a variable-length observation {shape} (a "
-                                      f"BufferSensor, {shape[0]} entities of {shape[1]} values): NEAT networks "
-                                      f"take fixed vector observations only")
-        if len(shape) != 1:
-            raise EnvironmentMismatch(f"behavior {behavior!r} has a {len(shape)}-dimensional observation {shape} "
-                                      f"(e.g. a grid sensor): NEAT networks take vector observations only")
+                                      f"BufferSensor, up to {shape[0]} entities of {shape[-1]} values): neatpar's "
+                                      f"networks take observations of fixed size only; remove the BufferSensor "
+                                      f"or give the agent a fixed number of entity slots (a vector sensor)")
+        channels_first = len(shape) == 3 and dimensions == _CHANNELS_FIRST
+        sensors.append(Sensor(shape, visual=len(shape) == 3, channels_first=channels_first))
     actions = spec.action_spec
-    return Layout(tuple(int(s.shape[0]) for s in spec.observation_specs), int(actions.continuous_size),
-                  tuple(int(b) for b in actions.discrete_branches))
+    branches = tuple(int(b) for b in actions.discrete_branches)
+    return Layout.of_sensors(tuple(sensors), int(actions.continuous_size), branches)
+
+
+# A visual sensor of com.unity.ml-agents 3.x: (channels, height, width).
+_CHANNELS_FIRST = (DimensionProperty.NONE, DimensionProperty.TRANSLATIONAL_EQUIVARIANCE,
+                   DimensionProperty.TRANSLATIONAL_EQUIVARIANCE)
 
 
 def outputs_to_actions(layout: Layout, outputs: np.ndarray, mask) -> ActionTuple:

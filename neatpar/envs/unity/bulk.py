@@ -4,9 +4,11 @@ written from the action arrays, both in C (`_wire.c`) instead of one protobuf ob
 
 The results equal mlagents-envs 0.28's own (`UnityEnvironment._update_behavior_specs`,
 `_update_state` with `rpc_utils.steps_from_proto`, `_generate_step_input`): same values, dtypes,
-shapes, agent order and errors. What the C reader does not cover is read by mlagents-envs' own
-code, and `DecodedOutput.fallbacks` says which behaviors and why:
-- a behavior with a visual (rank 3) observation in its spec, or more than 256 observations;
+shapes, agent order and errors. Visual (rank 3) observations are decoded from the agents'
+ObservationProtos by pixels.py (as mlagents-envs' _process_maybe_compressed_observation, PNGs in
+C), in mlagents-envs' order among the other observations' checks. What the C reader does not cover
+is read by mlagents-envs' own code, and `DecodedOutput.fallbacks` says which behaviors and why:
+- a behavior with more than 256 observations;
 - a behavior whose agents do not match its spec (fewer observations, another number of values),
   where mlagents-envs raises or reshapes its own way;
 - bytes outside the form protobuf writers give these messages (an unknown field, a field given
@@ -31,7 +33,7 @@ from mlagents_envs.rpc_utils import (
     steps_from_proto,
 )
 
-from . import _wire
+from . import _wire, pixels
 
 Steps = tuple[DecisionSteps, TerminalSteps]
 STATUS_OK = 200
@@ -115,16 +117,18 @@ def bulk_refusal(spec: BehaviorSpec) -> Optional[str]:
     """Why the C reader leaves a behavior with this spec to mlagents-envs, or None."""
     if len(spec.observation_specs) > _wire.MAX_OBSERVATIONS:
         return f"{len(spec.observation_specs)} observations (the bulk reader takes {_wire.MAX_OBSERVATIONS})"
-    for i, observation in enumerate(spec.observation_specs):
-        if len(observation.shape) == 3:
-            return f"observation {i} is visual (shape {tuple(observation.shape)})"
     return None
+
+
+def _is_visual(observation) -> bool:
+    return len(observation.shape) == 3  # steps_from_proto's rule
 
 
 def steps_from_bytes(data: bytes, start: int, end: int, spec: BehaviorSpec) -> tuple[Steps, Optional[str]]:
     """steps_from_proto for the ListAgentInfoProto in data[start:end]; also the reason when it was
-    mlagents-envs' own code that read it (else None)."""
-    sizes = tuple(math.prod(o.shape) for o in spec.observation_specs)
+    mlagents-envs' own code that read it (else None). The C reader leaves visual observations out
+    (size -1): pixels.py decodes them."""
+    sizes = tuple(-1 if _is_visual(o) else math.prod(o.shape) for o in spec.observation_specs)
     reason = bulk_refusal(spec)
     counts = _wire.count(data, start, end, sizes) if reason is None else reason
     if isinstance(counts, str):
@@ -154,22 +158,40 @@ class _Arrays(NamedTuple):
 
 def _read_agents(data, start: int, end: int, spec: BehaviorSpec, sizes: tuple, decision: int,
                  terminal: int) -> Steps:
-    shapes = [tuple(o.shape) for o in spec.observation_specs]
+    shapes = [(0,) if size < 0 else tuple(o.shape) for o, size in zip(spec.observation_specs, sizes)]
     branches = spec.action_spec.discrete_branches
     # steps_from_proto makes masks for discrete actions whenever some agent requests a decision.
     masked = spec.action_spec.discrete_size > 0 and decision > 0
     mask_size = sum(branches) if masked else 0
     d = _Arrays.empty(decision, (decision, mask_size), shapes)
     t = _Arrays.empty(terminal, (terminal,), shapes)
-    unsafe = _wire.fill(data, start, end, sizes, mask_size, d.buffers(), t.buffers())
-    if unsafe:
-        checked = [a for pair in zip(d.obs, t.obs) for a in pair] + [d.reward, t.reward, d.group_reward, t.group_reward]
-        sources = ["observations"] * (2 * len(shapes)) + list(_REWARD_SOURCES)
-        for position in unsafe:
-            _raise_on_nan_and_inf(checked[position], sources[position])
+    unsafe = set(_wire.fill(data, start, end, sizes, mask_size, d.buffers(), t.buffers()))
+    _check_in_order(data, start, end, spec, sizes, unsafe, d, t)
     mask = np.split(d.flags, _generate_split_indices(branches), axis=1) if masked else None
     return (DecisionSteps(d.obs, d.reward, d.agent_id, mask, d.group_id.tolist(), d.group_reward),
             TerminalSteps(t.obs, t.reward, t.flags, t.agent_id, t.group_id.tolist(), t.group_reward))
+
+
+def _check_in_order(data, start: int, end: int, spec: BehaviorSpec, sizes: tuple, unsafe: set,
+                    d: _Arrays, t: _Arrays) -> None:
+    """steps_from_proto's checks and visual decodes in its order (observation by observation,
+    decision agents then terminal ones; then rewards and group rewards): the first to raise is
+    the error mlagents-envs would raise. Visual observations are decoded into d.obs and t.obs."""
+    if not unsafe and min(sizes, default=0) >= 0:
+        return
+    checked = [a for pair in zip(d.obs, t.obs) for a in pair] + [d.reward, t.reward, d.group_reward, t.group_reward]
+    sources = ["observations"] * (2 * len(sizes)) + list(_REWARD_SOURCES)
+    sides = None
+    for position in range(len(checked)):
+        index = position // 2
+        if position < 2 * len(sizes) and sizes[index] < 0:
+            if sides is None:  # the agents' protos, once, only for behaviors with visual observations
+                agents = UnityRLOutputProto.ListAgentInfoProto.FromString(bytes(data[start:end])).value
+                sides = ([a for a in agents if not a.done], [a for a in agents if a.done])
+            target = d.obs if position % 2 == 0 else t.obs
+            target[index] = pixels.visual_observations(index, spec.observation_specs[index], sides[position % 2])
+        elif position in unsafe:
+            _raise_on_nan_and_inf(checked[position], sources[position])
 
 
 # ------------------------------------------------------------------ encode
