@@ -5,7 +5,7 @@ PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.neatpar-installed
-EXTRAS ?= test,plot,ray,gym
+EXTRAS ?= test,plot,ray,gym,video
 
 .PHONY: venv demo test test-fast bench docs notebook clean
 
