@@ -44,6 +44,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_neat_step.py
 	$(BIN)/python bench/bench_wire.py
 	$(BIN)/python bench/bench_hosts.py
+	$(BIN)/python bench/bench_frames.py
 
 clean:
 	rm -rf $(VENV) build site *.egg-info .pytest_cache .hypothesis

@@ -2,13 +2,17 @@
 
 (a) A generation that records nothing: the ball build (32 agents, 64 realistic genomes, 100
     decisions an episode, seeded), played by the episode runner through a bridge with the Frames
-    side channel registered and through one without, alternately, same seed: median seconds of
-    each and their ratio; the returns must be the same.
+    side channel registered and through one without, alternately, same seed: median and fastest
+    seconds of each and their ratios; the returns must be the same. Then what registering the channel adds to
+    a step at all: the side-channel manager's work of a step (the messages to send, the reply's to
+    read, none of them the channel's), with and without it, timed alone.
 (b) A recorded episode against the same episode played (EnvEvaluator.play_episodes, with and
-    without the runner's on_decisions hook taking a picture at every decision): the cost of one
-    frame of 256 x 256 sent raw (196,608 bytes) over the loopback wire, drawing included.
-(c) The frames of (b) encoded as PNG (Pillow, compress level 1 and 6) and decoded again: what a
-    PNG frame would cost the game and Python instead, and its size.
+    without the runner's on_decisions hook taking a picture at every decision), on the probe build
+    (episodes of exactly 300 decisions): the cost of one frame of 256 x 256 sent raw (196,608
+    bytes) over the loopback wire, and of that the drawing (the probe's and the ball's frame, timed
+    alone in this process).
+(c) Ball frames (the task stepped with random actions) encoded as PNG (Pillow, compress level 1
+    and 6) and decoded again: what a PNG frame would cost the game and Python instead, and its size.
 Usage: python bench/bench_frames.py [--reps N]
 """
 import argparse
@@ -63,14 +67,42 @@ def generation_cost(genomes, config, reps: int) -> dict:
     finally:
         for runner in runners.values():
             runner.environment.close()
-    return {"with": statistics.median(times[True]), "without": statistics.median(times[False]), "same": same}
+    return {"with": (statistics.median(times[True]), min(times[True])),
+            "without": (statistics.median(times[False]), min(times[False])), "same": same}
 
 
-def recording_cost(genome, config, reps: int) -> tuple[dict, list]:
-    """(b): median seconds of one episode with a picture at each decision and without; its frames."""
-    with EnvEvaluator.from_settings(settings(600)) as evaluator:
+def manager_cost(steps: int = 200_000) -> dict:
+    """(a): microseconds of a step's side-channel work (generate and process, nothing queued or
+    received) with the bridge's channels, with and without the Frames channel."""
+    from mlagents_envs.side_channel.engine_configuration_channel import EngineConfigurationChannel
+    from mlagents_envs.side_channel.environment_parameters_channel import EnvironmentParametersChannel
+    from mlagents_envs.side_channel.side_channel_manager import SideChannelManager
+    from mlagents_envs.side_channel.stats_side_channel import StatsSideChannel
+
+    from neatpar.envs.unity.frames import FrameChannel
+    found = {}
+    for frames in (False, True):
+        channels = [EngineConfigurationChannel(), EnvironmentParametersChannel(), StatsSideChannel()]
+        manager = SideChannelManager(channels + ([FrameChannel()] if frames else []))
+        started = time.perf_counter()
+        for _ in range(steps):
+            manager.generate_side_channel_messages()
+            manager.process_side_channel_message(b"")
+        found[frames] = (time.perf_counter() - started) / steps * 1e6
+    return found
+
+
+def probe_settings() -> Settings:
+    return Settings.create({"env": os.path.join(ROOT, "unity_builds", "probe"),
+                            "env_args": "--agents 2 --obs 8 --discrete 2 --episode-decisions 300",
+                            "behaviors": "Probe?team=0: population", "max_steps": 400, "seed": 3, "worker_id": 600})
+
+
+def recording_cost(genome, config, reps: int) -> dict:
+    """(b): median seconds of one probe episode with a picture at each decision and without."""
+    with EnvEvaluator.from_settings(probe_settings()) as evaluator:
         environment = evaluator.environment
-        plain, pictured, steps, frames = [], [], 0, []
+        plain, pictured, steps = [], [], 0
 
         def decided(behavior, agents, genomes):
             for agent in agents.tolist():
@@ -83,10 +115,29 @@ def recording_cost(genome, config, reps: int) -> tuple[dict, list]:
             plain.append(time.perf_counter() - started)
             started = time.perf_counter()
             _, stats = evaluator.play_episodes(genome, config, on_decisions=decided)
-            frames = environment.take_frames().images
+            assert len(environment.take_frames().images) == 300
             pictured.append(time.perf_counter() - started)
-            steps = stats.scored[BEHAVIOR].lengths[0]
-    return {"plain": statistics.median(plain), "pictured": statistics.median(pictured), "steps": steps}, frames
+            steps = stats.scored["Probe?team=0"].lengths[0]
+    return {"plain": statistics.median(plain), "pictured": statistics.median(pictured), "steps": steps}
+
+
+def drawing_cost(name: str, frames: int = 300) -> tuple[float, list]:
+    """Milliseconds to draw one frame of a task stepped with random actions, and the frames."""
+    from neatpar.sim.tasks import TASKS
+    rng = np.random.default_rng(5)
+    task = TASKS[name]({"agents": 1} if name == "ball" else {"agents": 1, "obs": 8, "discrete": 2}, rng)
+    behavior = task.behaviors[0]
+    everyone = {behavior.name: np.ones(1, bool)}
+    drawn, seconds = [], 0.0
+    for _ in range(frames):
+        actions = {behavior.name: (rng.uniform(-1, 1, (1, behavior.continuous)).astype(np.float32),
+                                   rng.integers(0, 2, (1, len(behavior.branches))).astype(np.int32))}
+        result = task.step(actions, everyone, everyone)[behavior.name]
+        task.restart({behavior.name: np.flatnonzero(result.done)})
+        started = time.perf_counter()
+        drawn.append(task.render(behavior.name, 0))
+        seconds += time.perf_counter() - started
+    return seconds / frames * 1e3, drawn
 
 
 def png_cost(frames: list) -> dict:
@@ -116,16 +167,23 @@ def main():
     print(f"{os.cpu_count()} cores, median of {args.reps}\n")
     cost = generation_cost(genomes, config, args.reps)
     print("(a) a ball generation (32 agents, 64 genomes, 100 decisions) that records nothing\n")
-    print("| Frames channel | seconds | ratio |\n|---|---|---|")
-    print(f"| not registered | {cost['without']:.3f} | 1.00 |")
-    print(f"| registered | {cost['with']:.3f} | {cost['with'] / cost['without']:.3f} |")
-    print(f"\nreturns the same with and without: {cost['same']}\n")
-    episode, frames = recording_cost(genomes[0], config, args.reps)
+    (median, fastest), (median_with, fastest_with) = cost["without"], cost["with"]
+    print("| Frames channel | median s | ratio | fastest s | ratio |\n|---|---|---|---|---|")
+    print(f"| not registered | {median:.3f} | 1.00 | {fastest:.3f} | 1.00 |")
+    print(f"| registered | {median_with:.3f} | {median_with / median:.3f} | {fastest_with:.3f} | "
+          f"{fastest_with / fastest:.3f} |")
+    print(f"\nreturns the same with and without: {cost['same']}")
+    work = manager_cost()
+    print(f"a step's side-channel work: {work[False]:.2f} us without the channel, {work[True]:.2f} us with it\n")
+    episode = recording_cost(genomes[0], config, args.reps)
     extra = (episode["pictured"] - episode["plain"]) / episode["steps"] * 1e3
-    print(f"(b) one ball episode of {episode['steps']} decisions: {episode['plain'] * 1e3:.1f} ms played, "
-          f"{episode['pictured'] * 1e3:.1f} ms with a raw 256x256 frame per decision: {extra:.3f} ms per frame "
-          f"(drawing, 196,608 bytes on the wire, decoding)\n")
-    print("(c) the same frames as PNG (Pillow), per frame\n")
+    probe_draw, _ = drawing_cost("probe")
+    ball_draw, frames = drawing_cost("ball")
+    print(f"(b) one probe episode of {episode['steps']} decisions: {episode['plain'] * 1e3:.1f} ms played, "
+          f"{episode['pictured'] * 1e3:.1f} ms with a raw 256x256 frame per decision: {extra:.3f} ms per frame, "
+          f"of which drawing {probe_draw:.3f} ms (a ball frame: {ball_draw:.3f} ms); the rest, "
+          f"{extra - probe_draw:.3f} ms, is the request, 196,608 bytes on the wire and the decoding\n")
+    print("(c) ball frames as PNG (Pillow), per frame\n")
     print("| compress level | encode (game) ms | decode (Python) ms | bytes |\n|---|---|---|---|")
     for level, (encode, decode, size) in png_cost(frames).items():
         print(f"| {level} | {encode:.3f} | {decode:.3f} | {size:,.0f} |")

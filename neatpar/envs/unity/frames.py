@@ -90,7 +90,7 @@ class FrameChannel(SideChannel):
         elif kind == FRAME:
             msg.read_int32()  # the agent: frames arrive in the order they were asked for
             encoding, height, width = msg.read_int32(), msg.read_int32(), msg.read_int32()
-            self._frames.append(decode(encoding, height, width, bytes(msg.buffer[msg.offset:])))
+            self._frames.append(decode(encoding, height, width, memoryview(msg.buffer)[msg.offset:]))
         elif kind == NONE:
             agent = msg.read_int32()
             self._missing.append(f"agent {agent}: {msg.read_string()}")
@@ -99,8 +99,8 @@ class FrameChannel(SideChannel):
                                  f"of this neatpar version")
 
 
-def decode(encoding: int, height: int, width: int, data: bytes) -> np.ndarray:
-    """A frame's image, (height, width, 3) uint8, from its encoding."""
+def decode(encoding: int, height: int, width: int, data: bytes | memoryview) -> np.ndarray:
+    """A frame's image, (height, width, 3) uint8, from its encoding (a raw one is not copied)."""
     if encoding == RAW:
         if len(data) != height * width * 3:
             raise SimulatorError(f"a raw {width}x{height} frame of {len(data)} bytes: {height * width * 3} expected")
