@@ -53,7 +53,8 @@ def test_a_line_is_the_pixels_whose_centres_lie_within_half_its_width_of_the_seg
     canvas.line(x0, y0, x1, y1, COLOR, width)
     ys, xs = centres()
     dx, dy = x1 - x0, y1 - y0
-    along = np.clip(((xs - x0) * dx + (ys - y0) * dy) / (dx * dx + dy * dy), 0, 1) if dx or dy else 0.0
+    length = dx * dx + dy * dy
+    along = np.clip(((xs - x0) * dx + (ys - y0) * dy) / length, 0, 1) if length > 0 else 0.0
     distance = np.hypot(xs - (x0 + along * dx), ys - (y0 + along * dy))
     inside = distance <= width / 2
     unsure = np.abs(distance - width / 2) < 1e-9   # rounding of the two formulas at the very edge

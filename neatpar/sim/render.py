@@ -67,7 +67,8 @@ class Canvas:
         ys, xs = np.ogrid[top:bottom, left:right]
         px, py = xs + 0.5 - x0, ys + 0.5 - y0
         dx, dy = x1 - x0, y1 - y0
-        along = np.clip((px * dx + py * dy) / (dx * dx + dy * dy), 0.0, 1.0) if dx or dy else 0.0
+        length = dx * dx + dy * dy
+        along = np.clip((px * dx + py * dy) / length, 0.0, 1.0) if length > 0 else 0.0
         inside = (px - along * dx) ** 2 + (py - along * dy) ** 2 <= radius ** 2
         self.image[top:bottom, left:right][inside] = color
 
