@@ -58,8 +58,8 @@ def test_raw_and_png_frames_come_back_as_the_images_sent_in_the_order_asked():
 def test_a_game_that_announces_nothing_is_refused_at_the_first_request_naming_the_way_to_watch_it():
     channel = FrameChannel()
     channel.launched(b"")
-    with pytest.raises(FramesUnavailable, match=r"this game sends no frames .*neatpar play --graphics.*Unity's "
-                                                r"Recorder"):
+    with pytest.raises(FramesUnavailable, match=r"this game sends no frames .*neatpar play --graphics.*in the "
+                                                r"Editor with Unity's Recorder"):
         channel.request(BEHAVIOR, 0)
     assert channel.message_queue == []
 

@@ -151,8 +151,8 @@ def test_a_game_that_sends_no_frames_is_refused_at_the_first_decision_naming_the
     with EnvEvaluator.from_settings(settings) as evaluator:
         with pytest.raises(FramesUnavailable, match=r"^this game sends no frames \(only neatpar's simulator builds "
                                                     r"speak its Frames side channel\): watch it in its own window "
-                                                    r"instead \(neatpar play --graphics\) and record that window with "
-                                                    r"Unity's Recorder \(see Watching a run\)$"):
+                                                    r"instead \(neatpar play --graphics\), or record it in the Editor "
+                                                    r"with Unity's Recorder \(see Watching a run\)$"):
             record_episode(evaluator, first_genome(config), config)
         assert evaluator.last_stats.episodes == 0   # refused before any episode was played
 

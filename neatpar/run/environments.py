@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Callable
 
 from ..envs.base import Environment
-from ..errors import ConfigError
 from ..envs.gym import DEFAULT_COPIES, GymEnvironment, GymSetup, check as check_gym
+from ..errors import ConfigError
 from ..settings import Settings
 
 

@@ -104,16 +104,20 @@ class UnityAdapter:
 
     def capture(self, behavior: str, agent: int) -> None:
         """Ask the game for a picture of the agent; it comes with the next step's reply."""
+        self._frames().request(behavior, agent)
+
+    def take_frames(self) -> Frames:
+        channel = self._frames()
+        if channel.announcement is None:
+            raise FramesUnavailable(NO_FRAMES)
+        return Frames(channel.take(), channel.announcement.fps)
+
+    def _frames(self):
+        """The bridge's Frames channel (frames.py)."""
         if self.bridge.frames is None:
             raise FramesUnavailable("this bridge was made without its Frames channel (frames=False): make it with "
                                     "frames=True to take pictures of agents")
-        self.bridge.frames.request(behavior, agent)
-
-    def take_frames(self) -> Frames:
-        channel = self.bridge.frames
-        if channel is None or channel.announcement is None:
-            raise FramesUnavailable(NO_FRAMES)
-        return Frames(channel.take(), channel.announcement.fps)
+        return self.bridge.frames
 
     def close(self) -> None:
         self._layouts.clear()

@@ -27,8 +27,8 @@ ANNOUNCE, REQUEST, FRAME, NONE = 0, 1, 2, 3   # a message's kind, its first int3
 RAW, PNG = 0, 1                               # a frame's encoding
 
 NO_FRAMES = ("this game sends no frames (only neatpar's simulator builds speak its Frames side channel): watch "
-             "it in its own window instead (neatpar play --graphics) and record that window with Unity's Recorder "
-             "(see Watching a run)")
+             "it in its own window instead (neatpar play --graphics), or record it in the Editor with Unity's "
+             "Recorder (see Watching a run)")
 
 
 class Announcement(NamedTuple):
