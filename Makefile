@@ -5,7 +5,7 @@ PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.neatpar-installed
-EXTRAS ?= test,plot,ray,gym
+EXTRAS ?= test,plot,ray,gym,video
 
 .PHONY: venv demo test test-fast bench docs notebook clean
 
@@ -45,6 +45,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_wire.py
 	$(BIN)/python bench/bench_visual.py
 	$(BIN)/python bench/bench_hosts.py
+	$(BIN)/python bench/bench_frames.py
 
 clean:
 	rm -rf $(VENV) build site *.egg-info .pytest_cache .hypothesis

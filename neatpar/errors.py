@@ -24,6 +24,11 @@ class ExportError(ConfigError):
     """A genome cannot be written as the requested model (an unsupported function, a bad layout)."""
 
 
+class FramesUnavailable(ConfigError):
+    """An environment cannot give pictures of its agents (a real Unity game; a Gymnasium environment
+    without an rgb_array render mode)."""
+
+
 # ---------------------------------------------------------------- pool workers
 
 class WorkerStartError(NeatparError, RuntimeError):
@@ -95,6 +100,10 @@ class FitnessError(NeatparError, TypeError):
 
 class SimulatorError(NeatparError, RuntimeError):
     """The simulator could not be started or stopped answering."""
+
+
+class VideoError(NeatparError, RuntimeError):
+    """A video could not be encoded (its encoder failed)."""
 
 
 class HostLost(NeatparError, RuntimeError):

@@ -12,7 +12,7 @@ from mlagents_envs.base_env import ActionTuple
 from mlagents_envs.exception import UnityEnvironmentException, UnityTimeOutException
 
 import neatpar
-from neatpar.envs.unity.bridge import SimulatorBridge
+from neatpar.envs.unity.bridge import Display, SimulatorBridge
 from neatpar.envs.unity.communicator import BASE_PORT, LocalCommunicator
 from neatpar.errors import ConfigError, LiveHandleError, SimulatorError
 from support.paths import BALL
@@ -199,3 +199,32 @@ def test_timeout_when_the_game_never_connects(tmp_path):
 
 def test_communicator_is_neatpars():
     assert issubclass(LocalCommunicator, neatpar.envs.unity.communicator.Communicator)
+
+
+def launched_with(tmp_path, **bridge_options) -> tuple[list[str], str]:
+    """A ball build launched, reset and closed: the arguments it was started with and its log."""
+    bridge = SimulatorBridge(BALL, args=["--agents", "2"], log_folder=str(tmp_path), worker_id=free_worker_id(),
+                             **bridge_options)
+    try:
+        bridge.env.reset()
+        worker_id = bridge.worker_id
+    finally:
+        bridge.close()
+    log = (tmp_path / f"Player-{worker_id}.log").read_text()
+    [arguments] = [line.split("arguments: ", 1)[1].split() for line in log.splitlines() if "arguments: " in line]
+    return arguments, log
+
+
+def test_a_display_launches_the_game_with_graphics_in_a_window_at_real_time_speed(tmp_path):
+    """The build reports what it was started with (its log's first line) and the EngineConfiguration
+    it received, as a Unity player applies them: Screen.SetResolution(width, height, windowed),
+    Application.targetFrameRate, Time.timeScale."""
+    arguments, log = launched_with(tmp_path / "watch", display=Display(640, 480, 30), time_scale=20.0)
+    assert "-nographics" not in arguments and "-batchmode" not in arguments
+    assert "engine configuration {'time_scale': 1.0}" in log
+    assert "engine configuration {'screen_resolution': (640, 480)}" in log
+    assert "engine configuration {'target_frame_rate': 30}" in log
+    headless, log = launched_with(tmp_path / "headless")
+    assert "-nographics" in headless and "-batchmode" in headless
+    assert "engine configuration {'time_scale': 20.0}" in log and "screen_resolution" not in log
+    assert Display() == Display(1280, 720, 60)

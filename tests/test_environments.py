@@ -9,6 +9,7 @@ import pytest
 
 from neatpar.envs.gym import DEFAULT_COPIES, GymEnvironment, GymSetup
 from neatpar.envs.unity.adapter import UnityAdapter
+from neatpar.envs.unity.bridge import Display
 from neatpar.errors import ConfigError
 from neatpar.run.environments import check_environment, gym_setup, open_environment
 from neatpar.settings import Settings
@@ -90,3 +91,15 @@ def test_an_unknown_gymnasium_environment_is_refused_before_anything_starts():
     with pytest.raises(ConfigError, match="LunarLandr-v3"):
         check_environment(Settings.create({"env": "gymnasium:LunarLandr-v3"}))
     check_environment(Settings.create({"env": "gymnasium:CartPole-v1"}))
+
+
+def test_a_display_reaches_the_unity_build_s_bridge_and_a_gymnasium_environment_refuses_one():
+    display = Display(800, 600, 50)
+    environment = open_environment(ball_settings(), None, display=display)
+    assert environment.bridge.display == display and not environment.bridge.no_graphics
+    assert environment.bridge.time_scale == 1.0 and not environment.bridge.connected
+    assert open_environment(ball_settings(), None).bridge.no_graphics   # headless unless asked
+    with pytest.raises(ConfigError, match=r"^graphics open a Unity build's window; CartPole-v1 is a Gymnasium "
+                                          r"environment: record a video of it instead, or watch it with "
+                                          r"render_mode = 'human' in env_kwargs$"):
+        open_environment(Settings.create({"env": "gymnasium:CartPole-v1"}), None, display=display)

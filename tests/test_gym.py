@@ -438,3 +438,35 @@ def test_evolve_without_the_gym_extra_says_what_to_install(tmp_path):
 def test_box2d_missing_says_what_to_install(tmp_path):
     refused(tmp_path, gym_cfg(tmp_path, env="gymnasium:LunarLander-v3", num_inputs=8, num_outputs=4),
             "needs a package that is not installed", python_prelude="import sys; sys.modules['Box2D'] = None")
+
+
+def test_copies_made_with_frames_give_the_picture_each_decides_on_and_others_refuse():
+    from neatpar.envs.gym import picture
+    from neatpar.errors import FramesUnavailable
+    rendering = GymEnvironment(GymSetup("CartPole-v1", copies=2, max_steps=10, frames=True))
+    plain = GymEnvironment(GymSetup("CartPole-v1", copies=2, max_steps=10))
+    try:
+        for environment in (rendering, plain):
+            environment.reset(5)
+        rendering.capture("CartPole-v1", 1)
+        alone = gymnasium.make("CartPole-v1", render_mode="rgb_array")
+        alone.reset(seed=episode_seed(5, 1))   # copy 1 plays the second episode started
+        expected = alone.render()
+        alone.close()
+        rendering.act("CartPole-v1", np.array([[1.0, 0.0], [0.0, 1.0]]))
+        rendering.step()
+        rendering.capture("CartPole-v1", 1)
+        frames = rendering.take_frames()
+        assert frames.fps == 50.0 and len(frames.images) == 2 and (frames.images[0] == expected).all()
+        assert not (frames.images[1] == frames.images[0]).all() and rendering.take_frames().images == []
+        with pytest.raises(FramesUnavailable, match=r"^these copies of CartPole-v1 were made without render_mode "
+                                                    r"'rgb_array': make them with GymSetup\(frames=True\) to take "
+                                                    r"pictures of them$"):
+            plain.capture("CartPole-v1", 0)
+    finally:
+        rendering.close()
+        plain.close()
+    rgba = np.zeros((2, 3, 4), np.uint8)
+    assert picture(rgba, "X").shape == (2, 3, 3)
+    with pytest.raises(FramesUnavailable, match=r"X's render\(\) in mode 'rgb_array' gave float64 of shape \(2, 3\)"):
+        picture(np.zeros((2, 3)), "X")

@@ -26,6 +26,7 @@ from mlagents_envs.side_channel.raw_bytes_channel import RawBytesChannel
 from mlagents_envs.side_channel.side_channel_manager import SideChannelManager
 from mlagents_envs.side_channel.stats_side_channel import StatsSideChannel
 
+from neatpar.errors import SimulatorError
 from neatpar.sim import player
 from neatpar.sim.spec import OptionError
 from neatpar.sim.tasks import TASKS
@@ -394,3 +395,63 @@ def test_uncompressed_visual_sensors_send_their_floats_in_shape_order():
         (observation,) = info.observations
         assert observation.compression_type == 0 and list(observation.shape) == [5, 5, 3]
         assert np.array_equal(np.array(observation.float_data.data, np.float32), frames[row].ravel())
+
+
+# ---------------------------------------------------------------- the Frames side channel
+
+def frames_read(side_channel: bytes):
+    """What Python's Frames channel (neatpar/envs/unity/frames.py) reads from a game's side-channel
+    bytes: the channel after its launch message, or after a step's reply."""
+    from neatpar.envs.unity.frames import FrameChannel
+    channel = FrameChannel()
+    channel.launched(side_channel)
+    return channel
+
+
+def frame_request(behavior: str, agent: int):
+    """Python's Frames channel asking for a frame of one agent, and the side-channel bytes it sends."""
+    channel = frames_read(player.side_channels.frames_announcement(8, 8, 25.0))
+    channel.request(behavior, agent)
+    return channel, bytes(SideChannelManager([channel]).generate_side_channel_messages())
+
+
+def replied(channel, output):
+    """The channel after reading an output's side channel."""
+    SideChannelManager([channel]).process_side_channel_message(output.unity_output.rl_output.side_channel)
+    return channel
+
+
+@pytest.mark.parametrize("task", sorted(TASKS))
+def test_the_initialization_output_announces_frames_unless_told_not_to(task):
+    announced = in_process_player([task]).initialization_output().unity_output.rl_output.side_channel
+    assert frames_read(announced).announcement == (256, 256, 25.0)
+    silent = in_process_player([task, "--frames", "0"]).initialization_output().unity_output.rl_output.side_channel
+    assert silent == b"" and frames_read(silent).announcement is None
+
+
+def test_a_frame_is_the_agent_as_it_was_when_the_request_came_before_the_step_s_actions():
+    playing = in_process_player(["ball", "--agents", "3"], seed=5)
+    first = playing.handle(input_message(player.RESET))
+    ids = [info.id for info in first.unity_output.rl_output.agentInfos[BALL].value]
+    roster = playing.academy.rosters[BALL]
+    row = int(np.flatnonzero(roster.ids == ids[1])[0])
+    expected = playing.academy.task.render(BALL, row).copy()
+    channel, request = frame_request(BALL, ids[1])
+    stepped = playing.handle(input_message(side_channel=request, actions={BALL: [[1.0, -1.0]] * 3}))
+    assert not (playing.academy.task.render(BALL, row) == expected).all()   # the step moved the ball
+    [frame] = replied(channel, stepped).take()
+    assert (frame == expected).all()
+    later = playing.handle(input_message(actions={BALL: [[0.0, 0.0]] * 3}))
+    assert later.unity_output.rl_output.side_channel == b""   # nothing asked, nothing sent
+
+
+def test_a_request_for_an_agent_that_is_not_there_is_answered_with_the_reason():
+    playing = in_process_player(["ball", "--agents", "2"])
+    playing.handle(input_message(player.RESET))
+    channel, request = frame_request(BALL, 99)
+    stepped = playing.handle(input_message(side_channel=request, actions={BALL: [[0.0, 0.0]] * 2}))
+    records = list(player.side_channels.split(stepped.unity_output.rl_output.side_channel))
+    assert [channel_id for channel_id, _ in records] == [player.side_channels.FRAMES]
+    with pytest.raises(SimulatorError, match=r"no frame for 1 of 1 requests: agent 99: 'Ball3D\?team=0' has no "
+                                             r"agent 99 now"):
+        replied(channel, stepped).take()

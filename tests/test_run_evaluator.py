@@ -9,6 +9,7 @@ import pytest
 
 from neatpar import ConfigError, LiveHandleError
 from neatpar import settings as run_config
+from neatpar.envs.unity.bridge import Display
 from neatpar.run.evaluator import EnvEvaluator, UnityEvaluator
 from neatpar.types.run_state import RunState
 from neatpar.types.stats import GenerationStats
@@ -90,6 +91,27 @@ def test_play_gives_the_episodes_asked_for_and_counts_no_generation(tmp_path):
         assert len(returns) == 3 and evaluator.last_stats.episodes == 3
         assert evaluator.run_state() == RunState(None, 0, None)
         assert evaluator.play(genome, config, episodes=3) == returns  # seeded: the same episodes again
+
+
+def test_play_episodes_plays_play_s_episodes_on_an_environment_given_and_leaves_the_evaluator_alone(tmp_path):
+    config, settings, pairs = ball_run(tmp_path)
+    genome = pairs[0][1]
+    with EnvEvaluator.from_settings(settings) as evaluator, \
+            EnvEvaluator.from_settings(settings) as other:
+        returns = evaluator.play(genome, config, episodes=2)
+        before = evaluator.last_stats
+        again, stats = evaluator.play_episodes(genome, config, 2, environment=other.environment)
+        assert again == returns and stats.episodes == 2 and stats is not before
+        assert evaluator.last_stats is before and other.last_stats.episodes == 0
+
+
+def test_a_display_opens_this_process_s_game_with_graphics(tmp_path):
+    config, settings, _ = ball_run(tmp_path)
+    with EnvEvaluator.from_settings(settings, display=Display(320, 240, 30)) as evaluator:
+        assert evaluator.environment.bridge.display == Display(320, 240, 30)
+        assert not evaluator.environment.bridge.no_graphics and not evaluator.environment.bridge.connected
+    with EnvEvaluator.from_settings(settings) as evaluator:
+        assert evaluator.environment.bridge.no_graphics
 
 
 def test_close_and_kill_end_the_simulator_and_may_come_twice(tmp_path):

@@ -10,6 +10,7 @@ import pytest
 from neatpar import settings as run_config
 from neatpar.record.genomes import save_genome_json
 from neatpar.run.evaluator import UnityEvaluator
+from neatpar.run.runner import EpisodeRunner
 from support.configs import write_config
 from support.paths import BALL, BUILDS
 from support.simulators import free_worker_id
@@ -389,3 +390,25 @@ def test_a_relaunched_game_reports_its_late_behavior_again_and_scores_stay_exact
     assert launches == 2 and any("relaunching it" in r.getMessage() for r in caplog.records)
     for key, genome in genomes:
         assert genome.fitness == expected_return(genome, config, 6, 20), key
+
+
+def test_on_decisions_sees_every_scored_decision_once_with_its_genome_and_changes_nothing(tmp_path):
+    """Genomes take turns on 3 agents and play episodes the runner cuts at 7 decisions (overtime
+    follows); the hook is told of each scored decision once, by agent and genome, before the
+    actions, and the returns are those of a generation without it."""
+    config, run = ball_config(tmp_path, agents=3, pop=7, max_steps=7, episodes=2)
+    run = dataclasses.replace(run, env_args=("--agents", "3", "--max-steps", "12"))
+    genomes = [g for _, g in first_generation(config)]
+    seen = []
+    with UnityEvaluator.from_settings(run) as evaluator:
+        runner = EpisodeRunner(evaluator.environment, run, config)
+        plain, stats = runner.evaluate(genomes)
+        runner.on_decisions = lambda behavior, agents, played: seen.append((behavior, agents.copy(), played.copy()))
+        watched, _ = runner.evaluate(genomes)
+    assert watched == plain
+    assert {behavior for behavior, _, _ in seen} == {"Ball3D?team=0"}
+    played = np.concatenate([p for _, _, p in seen])
+    assert np.bincount(played, minlength=7).tolist() == [14] * 7   # 2 episodes of 7 decisions each
+    assert sum(stats.scored["Ball3D?team=0"].lengths) == len(played)
+    for _, agents, playing in seen:
+        assert len(set(agents.tolist())) == len(agents) == len(playing) <= 3   # one genome per agent at a time

@@ -13,6 +13,10 @@ branch, Box clips each output to [-1, 1] and maps it linearly onto the space's b
 (`low + (output + 1) / 2 * (high - low)`); a Box dimension with an infinite bound takes the
 clipped output unchanged (then clipped to the finite bound, if one). Other spaces are refused.
 
+For a clip, copies made with `GymSetup(frames=True)` have render_mode "rgb_array" (only then:
+making them so costs nothing per step, but a clip is asked for rarely) and give the picture of a
+copy at its decision (`capture`); an environment without that render mode is refused.
+
 Gymnasium is an optional dependency (`pip install 'neatpar[gym]'`), imported on first use.
 """
 from __future__ import annotations
@@ -26,11 +30,13 @@ import numpy as np
 
 from ..config.settings import DEFAULT_COPIES
 from ..config.targets import GYM_PREFIX, gym_behavior_name
-from ..errors import ConfigError, EnvironmentMismatch, one_line
-from ..types.environment import Batch, Layout
+from ..errors import ConfigError, EnvironmentMismatch, FramesUnavailable, one_line
+from ..types.environment import Batch, Frames, Layout
 
 INSTALL_HINT = "pip install 'neatpar[gym]' (gymnasium 1.4 with Box2D and pygame)"
 SEED_STRIDE = 2 ** 32       # episode k after reset(seed) is seeded with seed * SEED_STRIDE + k
+RENDER_MODE = "rgb_array"   # the render mode of copies that give pictures
+DEFAULT_FPS = 30.0          # a clip's rate when the environment's metadata has no render_fps
 
 
 def episode_seed(seed: int, k: int) -> int:
@@ -168,6 +174,7 @@ class GymSetup:
     kwargs: Mapping[str, Any] | None = None
     copies: int = DEFAULT_COPIES
     max_steps: int | None = None           # a TimeLimit of this many decisions, over the env's own
+    frames: bool = False                   # copies made with render_mode "rgb_array", for pictures of them
 
 
 def check(setup: GymSetup) -> Layout:
@@ -177,6 +184,29 @@ def check(setup: GymSetup) -> Layout:
         return layout_of(gym_behavior_name(setup.target), env.observation_space, env.action_space)
     finally:
         env.close()
+
+
+def check_frames(setup: GymSetup) -> None:
+    """Refuse an environment that cannot give pictures (no "rgb_array" among its render modes)
+    with a FramesUnavailable error naming the fix."""
+    env = make(setup.target, setup.kwargs)
+    try:
+        modes = list(env.metadata.get("render_modes") or [])
+    finally:
+        env.close()
+    if RENDER_MODE not in modes:
+        raise FramesUnavailable(f"env = {PREFIX}{setup.target} cannot give pictures of its episodes: its render modes "
+                                f"are {modes or 'none'}, without {RENDER_MODE!r}; give it one (list it in "
+                                f"metadata['render_modes'] and return an RGB array from render() in that mode)")
+
+
+def picture(image, name: str) -> np.ndarray:
+    """An environment's render() as a frame: (height, width, 3) uint8 (an alpha channel is dropped)."""
+    image = np.asarray(image)
+    if image.ndim != 3 or image.shape[2] not in (3, 4) or image.dtype != np.uint8:
+        raise FramesUnavailable(f"{name}'s render() in mode {RENDER_MODE!r} gave {image.dtype} of shape {image.shape}, "
+                                f"not an RGB image: return (height, width, 3) uint8")
+    return image[:, :, :3]
 
 
 class GymEnvironment:
@@ -201,10 +231,14 @@ class GymEnvironment:
         self._batch: Batch | None = None
         self._needed: int | None = None   # set by expect(), taken by the next reset
         self._left: int | None = None     # episodes that may still start until the next reset (None: any)
+        self._frames: list[np.ndarray] = []   # pictures taken since take_frames
 
     def _open(self) -> None:
-        self._envs = [make(self.setup.target, self.setup.kwargs, self.setup.max_steps)
-                      for _ in range(self.setup.copies)]
+        kwargs = self.setup.kwargs
+        if self.setup.frames:
+            check_frames(self.setup)
+            kwargs = {**(kwargs or {}), "render_mode": RENDER_MODE}
+        self._envs = [make(self.setup.target, kwargs, self.setup.max_steps) for _ in range(self.setup.copies)]
         first = self._envs[0]
         self._layout = layout_of(self.behavior, first.observation_space, first.action_space)
         self._to_actions = action_mapper(first.action_space)
@@ -276,6 +310,18 @@ class GymEnvironment:
         self._batch = Batch(np.asarray(still, np.int64), observations[:len(still)], rewards[:len(still)],
                             np.asarray(ended, np.int64), np.asarray(ended_rewards, np.float64),
                             np.asarray(interrupted, bool))
+
+    def capture(self, behavior: str, agent: int) -> None:
+        """The picture of copy `agent` now (render(): the state it decides on)."""
+        if not self.setup.frames:
+            raise FramesUnavailable(f"these copies of {self.behavior} were made without render_mode {RENDER_MODE!r}: "
+                                    f"make them with GymSetup(frames=True) to take pictures of them")
+        self._frames.append(picture(self._envs[agent].render(), self.behavior))
+
+    def take_frames(self) -> Frames:
+        frames, self._frames = self._frames, []
+        fps = self._envs[0].metadata.get("render_fps") if self._envs else None
+        return Frames(frames, float(fps or DEFAULT_FPS))
 
     def take_game_stats(self) -> dict:
         """A Gymnasium environment has no channel for statistics about itself: always {}."""

@@ -6,6 +6,7 @@ from typing import Callable
 
 from ..config.settings import Settings
 from ..envs.gym import DEFAULT_COPIES, GymEnvironment, GymSetup, check as check_gym
+from ..errors import ConfigError
 from ..types.environment import Environment
 
 
@@ -27,12 +28,17 @@ def check_environment(settings: Settings) -> None:
 
 
 def open_environment(settings: Settings, log_folder: str | None, worker_id: int | None = None,
-                     allow_child: bool = False, on_launch: Callable[[int], None] | None = None) -> Environment:
+                     allow_child: bool = False, on_launch: Callable[[int], None] | None = None,
+                     display=None) -> Environment:
     """The environment of a run; nothing starts until its first reset. `worker_id` moves a Unity
     build's port (env hosts each take their own); `allow_child` lets an env host own one;
     `on_launch` is called with the PID of each process the environment launches (a Gymnasium
-    environment launches none and needs none of these)."""
+    environment launches none and needs none of these); `display` (envs.unity.bridge.Display)
+    launches a Unity build with graphics, in a window, at real-time speed."""
     if settings.gym is not None:
+        if display is not None:
+            raise ConfigError(f"graphics open a Unity build's window; {settings.gym} is a Gymnasium environment: "
+                              f"record a video of it instead, or watch it with render_mode = 'human' in env_kwargs")
         return GymEnvironment(gym_setup(settings))
     # The Unity side pulls in mlagents-envs and gRPC: imported only for Unity runs.
     from ..envs.unity.adapter import UnityAdapter
@@ -41,6 +47,6 @@ def open_environment(settings: Settings, log_folder: str | None, worker_id: int 
         settings.env, args=settings.env_args, no_graphics=settings.no_graphics, time_scale=settings.time_scale,
         timeout=settings.timeout, log_folder=log_folder, seed=settings.seed or 0,
         env_parameters=settings.env_parameters, worker_id=settings.worker_id if worker_id is None else worker_id,
-        allow_child=allow_child)
+        allow_child=allow_child, display=display)
     bridge.on_launch = on_launch
     return UnityAdapter(bridge)

@@ -57,11 +57,14 @@ class EnvEvaluator:
 
     @classmethod
     def from_settings(cls, settings: Settings, log_folder: str | None = None,
-                      configs: Mapping[str, Any] | None = None) -> "EnvEvaluator":
+                      configs: Mapping[str, Any] | None = None, display=None) -> "EnvEvaluator":
         """An evaluator for ready-made settings (e.g. `neatpar.settings.load(path)[1]`); `configs`
-        are an asymmetric game's populations' neat configs (behavior -> config)."""
+        are an asymmetric game's populations' neat configs (behavior -> config); `display` (a
+        Unity build's `envs.unity.bridge.Display`) launches this process's game with graphics, in
+        a window, at real-time speed, for a person to watch."""
         evaluator = cls.__new__(cls)
         evaluator._setup(settings, log_folder, configs)
+        evaluator.display = display
         return evaluator
 
     @classmethod
@@ -87,6 +90,7 @@ class EnvEvaluator:
         self.progress = None  # called during evaluate() with the generation's stats so far
         self._inference = None  # created with the first runner, in this (main) process
         self._hosts = None      # env hosts (envs > 1 or backend = ray), started by the first evaluate
+        self.display = None     # a Unity game's window, for a person to watch (from_settings)
 
     def begin_run(self, log_folder: str | None, progress: Callable[[GenerationStats], None] | None = None,
                   state: RunState | None = None, source: str = "the checkpoint") -> None:
@@ -107,7 +111,7 @@ class EnvEvaluator:
     def environment(self):
         """This process's environment (types/environment.py), created on first use; never with env hosts."""
         if self._environment is None:
-            self._environment = open_environment(self.settings, self.log_folder)
+            self._environment = open_environment(self.settings, self.log_folder, display=self.display)
         return self._environment
 
     @property
@@ -176,14 +180,23 @@ class EnvEvaluator:
         """`episodes` episode returns of one genome. The champion and league behaviors are played
         by the genome itself, unless `opponents` (behavior -> genome) names theirs (an asymmetric
         game's other population, with its config in `configs`)."""
+        returns, self.last_stats = self.play_episodes(genome, config, episodes, opponents)
+        return returns
+
+    def play_episodes(self, genome, config: Any, episodes: int = 1, opponents: dict | None = None, *,
+                      environment=None, on_decisions=None) -> tuple[list[float], GenerationStats]:
+        """`play`'s episodes and their stats, changing nothing of the evaluator: on `environment`
+        (default: this process's), with `on_decisions` watching the genome's decisions
+        (EpisodeRunner.on_decisions; the genome is index 0)."""
         settings = dataclasses.replace(self.settings, episodes_per_genome=episodes, league_swap_sides=False)
         match = None
         if opponents:
             match = Match({**standard_match(settings, self.champion or genome, self.files).opponents, **opponents},
                           episodes)
-        returns, self.last_stats = EpisodeRunner(self.environment, settings, config, configs=self.configs).evaluate(
-            [genome], self.champion or genome, self.files, self.generation, match=match)
-        return returns[0]
+        runner = EpisodeRunner(environment or self.environment, settings, config, configs=self.configs)
+        runner.on_decisions = on_decisions
+        returns, stats = runner.evaluate([genome], self.champion or genome, self.files, self.generation, match=match)
+        return returns[0], stats
 
     def _make_runner(self, config: Any):
         if not self.hosted:

@@ -238,6 +238,9 @@ class EpisodeRunner:
         # Called once per step with the generation's stats so far (progress bars; env hosts report
         # that they are alive and how far they are with it).
         self.progress: Callable[[GenerationStats], None] | None = None
+        # Called at each step with a behavior's agents that decide in a scored episode, their ids
+        # and the genomes (indices) they play, before they act: a clip takes their pictures there.
+        self.on_decisions: Callable[[str, np.ndarray, np.ndarray], None] | None = None
         self.arrivals = Arrivals(self.roles)   # checked again after a simulator restart
         self._warned: set[str] = set()
         self.started_once = False   # the environment has reset successfully at least once
@@ -432,9 +435,12 @@ class Generation:
         starting = rows[agents.phase[rows] == Phase.FREE]
         if len(starting):
             self._assign(behavior, starting)
-        playing = rows[agents.phase[rows] == Phase.SCORED]
+        scored = agents.phase[rows] == Phase.SCORED
+        playing = rows[scored]
         agents.decisions[playing] += 1
         self.stats.scored_steps += len(playing)
+        if self.runner.on_decisions is not None and len(playing):
+            self.runner.on_decisions(behavior, batch.decision_ids[scored], agents.genome[playing])
         return rows, bool(len(playing))
 
     def _assign(self, behavior: str, rows: np.ndarray) -> None:

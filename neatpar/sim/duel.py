@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import render
 from .spec import AreaTask, Behavior, StepResult, integer, positive_int
 
 
@@ -149,6 +150,34 @@ class Duel(AreaTask):
             results[behavior.name] = StepResult(reward, np.zeros(self.areas, np.float32), done.copy(),
                                                 interrupted.copy())
         return results
+
+    TEAM_COLORS = ((60, 110, 230), (220, 80, 70))
+    BALL_COLOR = (245, 245, 245)
+    PADDLE_WIDTH = 8   # pixels, behind each team's line
+
+    def scales(self) -> tuple[render.Scale, render.Scale]:
+        """The frame's pixel maps: x (team 0's line at 0) to the right, y upwards."""
+        margin = 16 + self.PADDLE_WIDTH
+        return (render.Scale(0.0, 1.0, margin, render.SIZE - margin),
+                render.Scale(-1.0, 1.0, render.SIZE - margin, margin))
+
+    def render(self, behavior: str, row: int) -> np.ndarray:
+        """Top down: the walls, both paddles behind their lines (the agent's own in the highlight
+        colour), the ball, and each team's points of the match as dots above its half."""
+        canvas = render.Canvas()
+        x, y = self.scales()
+        canvas.rect(x(0.0), y(1.0) - 3, x(1.0), y(1.0), render.LINE)
+        canvas.rect(x(0.0), y(-1.0), x(1.0), y(-1.0) + 3, render.LINE)
+        mine = self._team(behavior)
+        for team, line, behind in ((0, x(0.0), -self.PADDLE_WIDTH), (1, x(1.0), self.PADDLE_WIDTH)):
+            color = render.HIGHLIGHT if team == mine else self.TEAM_COLORS[team]
+            paddle = self.paddle[team, row]
+            canvas.rect(line, y(paddle + self.HALF), line + behind, y(paddle - self.HALF), color)
+            for point in range(int(self.won[team, row])):
+                side = 1 if team == 0 else -1
+                canvas.disc(render.SIZE / 2 - side * (16 + 12 * point), 8, 4, self.TEAM_COLORS[team])
+        canvas.disc(x(self.ball[row, 0]), y(self.ball[row, 1]), 5, self.BALL_COLOR)
+        return canvas.image
 
 
 # ---------------------------------------------------------------- hand-written opponents

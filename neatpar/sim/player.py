@@ -14,7 +14,9 @@ Accepts the arguments Unity players get (`--mlagents-port`, `-logFile PATH`, `-n
 and academy options (`--agents 4`, `--decision-period 5`, `--spawn-after 0,3`: a comma-separated
 list gives one value per behavior). Any other argument (a misspelt `--agnts 32`) ends the player
 with a usage error, so that a typo never leaves a run on the default values. Writes nothing to
-stdout; logs, with each exchange's compute time, to -logFile.
+stdout; logs its arguments, and each exchange's compute time, to -logFile. A task that draws
+frames (Task.render) is announced on neatpar's Frames side channel (side_channels.py), and then
+sends the frames Python asks for.
 """
 from __future__ import annotations
 
@@ -28,9 +30,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import side_channels
+from . import render, side_channels
 from .academy import ACADEMY_OPTIONS, Academy, Outgoing, requesters
-from .spec import MaskedActionError, OptionError, Task, unknown_options
+from .spec import MaskedActionError, OptionError, Task, renders, unknown_options
 from .tasks import TASKS
 
 COMMUNICATION_VERSION = "1.5.0"
@@ -41,8 +43,8 @@ EXIT_USAGE = 2
 # stats = 1: send episode statistics on the Stats side channel; seed: reseed at the next reset (so
 # a run can ask for the same episodes again, e.g. when it resumes); strict_masks = 1: a discrete
 # action that the agent's mask forbids ends the player with an error (without: a line in its log;
-# Unity itself executes it)
-PLAYER_OPTIONS = ("stats", "seed", "strict_masks")
+# Unity itself executes it); frames = 0: announce no Frames channel, as a Unity game without it
+PLAYER_OPTIONS = ("stats", "seed", "strict_masks", "frames")
 EXIT_MASKED_ACTION = 3
 _OPTIONS = tuple(dict.fromkeys(o for cls in TASKS.values() for o in cls.OPTIONS)) + ACADEMY_OPTIONS + PLAYER_OPTIONS
 _FLAGS = {"--" + option.replace("_", "-"): option for option in _OPTIONS}
@@ -158,6 +160,7 @@ class Player:
         self.rng = np.random.default_rng(0)
         self.academy = Academy(log)
         self.stats = bytearray()
+        self.frames = bytearray()  # Frames records for the next output (only while Python asks)
 
     # ------------------------------------------------------------ messages
 
@@ -173,6 +176,9 @@ class Player:
         caps.baseRLCapabilities = caps.concatenatedPngObservations = True
         caps.compressedChannelMapping = caps.hybridActions = caps.trainingAnalytics = True
         caps.variableLengthObservation = caps.multiAgentGroups = True
+        if renders(TASKS[self.settings.task]) and self.options.get("frames", 1):
+            message.unity_output.rl_output.side_channel = side_channels.frames_announcement(
+                render.SIZE, render.SIZE, render.FRAMES_PER_SECOND)
         return message
 
     def seed(self, seed: int) -> None:
@@ -231,8 +237,9 @@ class Player:
             _announce(unity_output.rl_initialization_output, behavior)
         for episodes in self.academy.take_episodes():
             self.stats += side_channels.episode_stats(episodes.returns.tolist(), episodes.lengths.tolist())
-        unity_output.rl_output.side_channel = bytes(self.stats)
+        unity_output.rl_output.side_channel = bytes(self.stats) + bytes(self.frames)
         self.stats.clear()
+        self.frames.clear()
         return message
 
     # ------------------------------------------------------------ side channels
@@ -252,8 +259,22 @@ class Player:
                 self.log(f"engine configuration {side_channels.read_engine_configuration(payload)}")
             elif channel == side_channels.TRAINING_ANALYTICS:
                 self.log("training analytics received")
+            elif channel == side_channels.FRAMES:
+                self.frames += self.frame(side_channels.read_frame_request(payload))
             else:
                 self.log(f"side channel {channel} is not handled here ({len(payload)} bytes ignored)")
+
+    def frame(self, request: side_channels.FrameRequest) -> bytes:
+        """The Frames record answering a request: the agent drawn as it is now (before this
+        input's actions execute), or why there is no frame of it."""
+        task, roster = self.academy.task, self.academy.rosters.get(request.behavior)
+        rows = np.zeros(0, np.int64) if roster is None else np.flatnonzero(roster.live & (roster.ids == request.agent))
+        if task is None or not len(rows):
+            return side_channels.no_frame(request.agent, f"{request.behavior!r} has no agent {request.agent} now")
+        image = task.render(request.behavior, int(rows[0]))
+        if image is None:
+            return side_channels.no_frame(request.agent, f"the {self.settings.task} build draws no frames")
+        return side_channels.frame(request.agent, image)
 
 
 def merge_options(options: dict, later: dict) -> dict:
@@ -277,7 +298,7 @@ def make_task(name: str, options: dict, rng: np.random.Generator) -> Task:
         raise OptionError(f"task {name!r} has no option {', '.join(sorted(unknown))} "
                           f"(it has {', '.join(cls.OPTIONS + ACADEMY_OPTIONS + PLAYER_OPTIONS)}; "
                           f"OPTION.INDEX sets one behavior's value of {', '.join(per_behavior)})")
-    for switch in ("stats", "strict_masks"):
+    for switch in ("stats", "strict_masks", "frames"):
         if options.get(switch, 0) not in (0, 1):
             raise OptionError(f"{switch} must be 0 or 1, got {options[switch]!r}")
     if not isinstance(options.get("seed", 0), int) or options.get("seed", 0) < 0:
@@ -429,6 +450,7 @@ def main(argv: list[str] | None = None) -> int:
         if flag in argv and argv.index(flag) + 1 < len(argv):
             log_path = argv[argv.index(flag) + 1]
     log = Log(log_path)
+    log(f"arguments: {' '.join(argv)}")
     try:
         settings = parse_args(argv)
         if settings.ignored:

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import render
 from .spec import Behavior, OptionError, StepResult, Task, integer, per_behavior
 
 OBSERVATION_PATTERN = (1.0, -0.5, 0.25, 0.75)
@@ -142,3 +143,21 @@ class Probe(Task):
         for name, new in rows.items():
             self.decisions[name][new] = 0
             self.lived[name][new] = 0
+
+    GAUGE = 64   # decisions a full gauge stands for, without an episode length
+    DECISIONS_COLOR, LIVED_COLOR, OBSERVATION_COLOR = (90, 200, 110), (90, 140, 220), (230, 230, 230)
+
+    def render(self, behavior: str, row: int) -> np.ndarray:
+        """Gauges of the agent's decisions in this episode (of episode_decisions, else of GAUGE)
+        and in its life, above its observation's values as bars up (positive) or down from a
+        middle line."""
+        canvas = render.Canvas()
+        b = [x.name for x in self.behaviors].index(behavior)
+        episode = self.episode_decisions[b] or self.GAUGE
+        canvas.bar(self.decisions[behavior][row] / episode, 24, 40, self.DECISIONS_COLOR)
+        canvas.bar((self.lived[behavior][row] % self.GAUGE) / self.GAUGE, 48, 64, self.LIVED_COLOR)
+        values = self._observations[behavior][row]
+        width = (render.SIZE - 16) / len(values)
+        for k, value in enumerate(values.tolist()):
+            canvas.rect(8 + k * width + 1, 160, 8 + (k + 1) * width - 1, 160 - 80 * value, self.OBSERVATION_COLOR)
+        return canvas.image

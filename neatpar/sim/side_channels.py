@@ -1,5 +1,20 @@
 """Side channels as the game side of ML-Agents speaks them: [16-byte UUID (bytes_le), int32
-length, payload] records, payloads read and written with mlagents-envs' own message classes."""
+length, payload] records, payloads read and written with mlagents-envs' own message classes.
+
+Besides ML-Agents' own channels, the builds speak neatpar's Frames channel (FRAMES), on which Python
+asks for pictures of an agent to make a clip of it (neatpar/envs/unity/frames.py is Python's side).
+Each payload starts with an int32 kind:
+  - FRAMES_ANNOUNCE, game to Python, in the rl_output of the initialization message (which
+    mlagents-envs' own UnityEnvironment does not read, so a client without the channel sees
+    nothing): int32 width, int32 height, float32 frames per second of a clip. A game that does not
+    announce cannot send frames.
+  - FRAMES_REQUEST, Python to game, with a step: string behavior, int32 agent id. The game draws
+    that agent as it is when the message arrives (the state of its latest decision, before the
+    actions of the step execute) and sends the frame with its next output.
+  - FRAMES_FRAME, game to Python: int32 agent id, int32 encoding (FRAMES_RAW: height x width x 3
+    bytes, RGB, row by row; FRAMES_PNG: a PNG file), int32 height, int32 width, then the image.
+  - FRAMES_NONE, game to Python: int32 agent id, string reason (no frame of that agent).
+"""
 from __future__ import annotations
 
 import struct
@@ -14,6 +29,9 @@ ENGINE_CONFIGURATION = uuid.UUID("e951342c-4f7e-11ea-b238-784f4387d1f7")
 ENVIRONMENT_PARAMETERS = uuid.UUID("534c891e-810f-11ea-a9d0-822485860400")
 TRAINING_ANALYTICS = uuid.UUID("b664a4a9-d86f-5a5f-95cb-e8353a7e8356")
 STATS = uuid.UUID("a1d8f7b7-cec8-50f9-b78b-d3e165a78520")
+FRAMES = uuid.UUID("fcdebe15-7357-4fbf-bb2d-13a18b7da4da")   # neatpar's own
+FRAMES_ANNOUNCE, FRAMES_REQUEST, FRAMES_FRAME, FRAMES_NONE = 0, 1, 2, 3
+FRAMES_RAW, FRAMES_PNG = 0, 1
 
 # EngineConfigurationChannel.ConfigurationType
 _ENGINE_FIELDS = {0: ("screen_resolution", "ii"), 1: ("quality_level", "i"), 2: ("time_scale", "f"),
@@ -90,3 +108,46 @@ def episode_stats(returns: list[float], lengths: list[int]) -> bytes:
         for entry in EPISODE_STATS:
             out += stat(entry.key, values[entry.value], entry.aggregation.value)
     return bytes(out)
+
+
+def frames_announcement(width: int, height: int, fps: float) -> bytes:
+    """The Frames record that says this game sends frames of width x height pixels."""
+    message = OutgoingMessage()
+    for value in (FRAMES_ANNOUNCE, width, height):
+        message.write_int32(value)
+    message.write_float32(fps)
+    return record(FRAMES, bytes(message.buffer))
+
+
+class FrameRequest(NamedTuple):
+    """Python asks for a frame of one agent."""
+    behavior: str
+    agent: int
+
+
+def read_frame_request(payload: bytes) -> FrameRequest:
+    """One Frames message from Python (a request; any other kind is a ValueError)."""
+    message = IncomingMessage(payload)
+    kind = message.read_int32()
+    if kind != FRAMES_REQUEST:
+        raise ValueError(f"frames message of kind {kind} from Python: only requests ({FRAMES_REQUEST}) go this way")
+    behavior = message.read_string()
+    return FrameRequest(behavior, message.read_int32())
+
+
+def frame(agent: int, image) -> bytes:
+    """The Frames record of one frame: `image` (height, width, 3) uint8, sent raw."""
+    height, width, _ = image.shape
+    message = OutgoingMessage()
+    for value in (FRAMES_FRAME, agent, FRAMES_RAW, height, width):
+        message.write_int32(value)
+    return record(FRAMES, bytes(message.buffer) + image.tobytes())
+
+
+def no_frame(agent: int, reason: str) -> bytes:
+    """The Frames record that says why there is no frame of an agent."""
+    message = OutgoingMessage()
+    message.write_int32(FRAMES_NONE)
+    message.write_int32(agent)
+    message.write_string(reason)
+    return record(FRAMES, bytes(message.buffer))

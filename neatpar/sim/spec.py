@@ -105,6 +105,17 @@ class Task:
         """Decision timing the task fixes itself ({behavior: (period, offset, actions_between)}), or None."""
         return None
 
+    def render(self, behavior: str, row: int) -> np.ndarray | None:
+        """A frame of the agent in `row` of `behavior` (or of the area it plays in): a render.SIZE
+        square RGB uint8 image drawn from the task's state as it is now; None for a task that
+        draws nothing (the default)."""
+        return None
+
+
+def renders(task_class: type) -> bool:
+    """Whether a task class draws frames (overrides Task.render)."""
+    return task_class.render is not Task.render
+
 
 class AreaTask(Task):
     """A task played in `areas` areas with one agent of each behavior in each (an agent's row is

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import render
 from .camera import Camera
 from .duel import Duel
 from .probe import Probe
@@ -84,6 +85,26 @@ class Ball3D(Task):
         reward = np.where(dropped, -1.0, 0.1).astype(np.float32)
         return {self.behaviors[0].name: StepResult(reward, np.zeros(self.n, np.float32),
                                                    dropped | interrupted, interrupted)}
+
+    VIEW = 3.2          # the frame shows x and z from -VIEW to VIEW (m)
+    BALL_RADIUS = 0.25  # as drawn (m)
+    PLATFORM_COLOR, BALL_COLOR, TILT_COLOR = (70, 110, 160), (245, 150, 40), (230, 230, 230)
+
+    def scales(self) -> tuple[render.Scale, render.Scale]:
+        """The frame's pixel maps: platform x to the right, z upwards."""
+        return render.Scale(-self.VIEW, self.VIEW, 0, render.SIZE), render.Scale(-self.VIEW, self.VIEW, render.SIZE, 0)
+
+    def render(self, behavior: str, row: int) -> np.ndarray:
+        """Top down: the platform, the ball at its position on it, and a line from the centre
+        downhill, as long as the tilt is steep (MAX_TILT: 1.5 m)."""
+        canvas = render.Canvas()
+        x, z = self.scales()
+        half = self.HALF_SIZE
+        canvas.rect(x(-half), z(half), x(half), z(-half), self.PLATFORM_COLOR)
+        downhill = np.array([-np.sin(self.tilt[row, 0]), np.sin(self.tilt[row, 1])]) / np.sin(self.MAX_TILT) * 1.5
+        canvas.line(x(0), z(0), x(downhill[0]), z(downhill[1]), self.TILT_COLOR)
+        canvas.disc(x(self.pos[row, 0]), z(self.pos[row, 1]), x.length(self.BALL_RADIUS), self.BALL_COLOR)
+        return canvas.image
 
 
 class TwoTeams(AreaTask):
@@ -198,6 +219,37 @@ class TwoTeams(AreaTask):
             results[behavior.name] = StepResult(step_cost.copy(), group, done.copy(), interrupted.copy())
         return results
 
+    TEAM_COLORS = ((60, 110, 230), (160, 80, 200))   # Blue, Purple
+    FIELD_COLOR, BALL_COLOR, CLOCK_COLOR = (50, 120, 60), (245, 245, 245), (200, 200, 120)
+    MARGIN = 8
+
+    def cell(self, x: int, y: int) -> tuple[float, float, float]:
+        """The pixel box of a field cell: its left and top edges and its side."""
+        side = (render.SIZE - 2 * self.MARGIN) / self.WIDTH
+        top = (render.SIZE - side * self.HEIGHT) / 2
+        return self.MARGIN + x * side, top + (self.HEIGHT - 1 - y) * side, side
+
+    def render(self, behavior: str, row: int) -> np.ndarray:
+        """Top down: the field of the agent's area (Blue's goal line on the right, Purple's on the
+        left), both players, the ball, a frame around the agent's own player, and below the field
+        the fraction of the episode left."""
+        canvas = render.Canvas()
+        left, top, side = self.cell(0, self.HEIGHT - 1)
+        canvas.rect(left, top, left + side * self.WIDTH, top + side * self.HEIGHT, self.FIELD_COLOR)
+        for team, x in ((1, 0), (0, self.WIDTH - 1)):   # the line a team scores on, tinted its colour
+            gx, gy, _ = self.cell(x, self.HEIGHT - 1)
+            canvas.rect(gx, gy, gx + side, gy + side * self.HEIGHT, tuple(c // 2 for c in self.TEAM_COLORS[team]))
+        for team in (0, 1):
+            px, py, _ = self.cell(*self.players[team, row])
+            canvas.rect(px + 3, py + 3, px + side - 3, py + side - 3, self.TEAM_COLORS[team])
+        bx, by, _ = self.cell(*self.ball[row])
+        canvas.disc(bx + side / 2, by + side / 2, side / 4, self.BALL_COLOR)
+        mx, my, _ = self.cell(*self.players[self._team(behavior), row])
+        canvas.frame(mx, my, mx + side, my + side, render.HIGHLIGHT)
+        bottom = top + side * self.HEIGHT
+        canvas.bar(1.0 - self.steps[row] / self.max_steps, bottom + 12, bottom + 20, self.CLOCK_COLOR, self.MARGIN)
+        return canvas.image
+
 
 class Hover(Task):
     """Altitude hold for a drone with an unknown payload, from noisy sensors: smooth control, the
@@ -281,6 +333,26 @@ class Hover(Task):
         reward = np.where(crashed, -1.0, tracking - jerk).astype(np.float32)
         self._sense(np.arange(self.n))
         return {name: StepResult(reward, np.zeros(self.n, np.float32), crashed | interrupted, interrupted)}
+
+    DRONE_COLOR, TARGET_COLOR, FLAME_COLOR = (220, 220, 230), (90, 200, 110), (250, 140, 40)
+
+    def altitude(self) -> render.Scale:
+        """The frame's height axis: 0 m near the bottom, the ceiling near the top."""
+        return render.Scale(0.0, self.CEILING, render.SIZE - 16, 16)
+
+    def render(self, behavior: str, row: int) -> np.ndarray:
+        """From the side: ground and ceiling, the target altitude, the drone at its altitude and
+        below it a flame as long as its thrust (0 to 2 g per nominal mass: 0 to 40 pixels)."""
+        canvas = render.Canvas()
+        y = self.altitude()
+        canvas.rect(0, y(0.0), render.SIZE, y(0.0) + 4, render.LINE)
+        canvas.rect(0, y(self.CEILING) - 4, render.SIZE, y(self.CEILING), render.LINE)
+        target = y(self.target()[row])
+        canvas.rect(16, target - 1, render.SIZE - 16, target + 1, self.TARGET_COLOR)
+        height, middle = y(self.height[row]), render.SIZE / 2
+        canvas.rect(middle - 8, height, middle + 8, height + 20 * (self.thrust[row] + 1.0), self.FLAME_COLOR)
+        canvas.rect(middle - 24, height - 5, middle + 24, height + 5, self.DRONE_COLOR)
+        return canvas.image
 
 
 TASKS = {"ball": Ball3D, "teams": TwoTeams, "probe": Probe, "duel": Duel, "hover": Hover, "camera": Camera}

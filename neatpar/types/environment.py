@@ -12,6 +12,10 @@ actions the outputs become (clipping, masks, bounds) is the environment's busine
       act(behavior, outputs) ------------->  outputs -> actions of the agents that asked
       step() ------------------------------>  the actions take effect
       take_game_stats() <-------------------  what the game recorded about itself meanwhile
+
+Only while a clip is recorded, at an agent's decision:
+      capture(behavior, agent) ------------>  a picture of the agent as it decides
+      take_frames() <-----------------------  the pictures, in order (a game's arrive with the next step)
 """
 from __future__ import annotations
 
@@ -97,6 +101,13 @@ class GameStat(NamedTuple):
     aggregation: Aggregation
 
 
+class Frames(NamedTuple):
+    """Pictures an environment took of an agent: RGB uint8 images (height, width, 3) in the order
+    they were asked for, and the rate (frames per second) a clip of them plays at."""
+    images: list[np.ndarray]
+    fps: float
+
+
 class Environment(Protocol):
     """The environment side of the runner (see the module docstring)."""
 
@@ -124,6 +135,14 @@ class Environment(Protocol):
         """The statistics the game recorded about itself since the previous call, by key, each
         key's values in the order they were recorded; {} when there are none or the environment
         has no way to send them. Kept across a close and a relaunch until taken."""
+
+    def capture(self, behavior: str, agent: int) -> None:
+        """Ask for a picture of the agent as it is at this decision (before its action); an
+        environment that cannot give pictures raises FramesUnavailable naming the way to watch it."""
+
+    def take_frames(self) -> Frames:
+        """The pictures asked for since the previous call, once the step after the last request
+        has been taken."""
 
     def close(self) -> None:
         """Release the environment (a later reset starts it again)."""

@@ -9,7 +9,8 @@ not name, every agent while the runner only looks at the game) get neutral actio
 their masks too: continuous zeros, and per discrete branch the first action the mask allows (Unity
 executes whatever Python sends, so a masked action would be an illegal move in the game). A game
 that dies or stops answering raises SimulatorError.
-The game's own statistics (StatsRecorder.Add) arrive on the bridge's Stats side channel.
+The game's own statistics (StatsRecorder.Add) arrive on the bridge's Stats side channel, the
+pictures of an agent a clip is made of on its Frames side channel (frames.py).
 """
 from __future__ import annotations
 
@@ -24,9 +25,10 @@ from mlagents_envs.exception import (
     UnityTimeOutException,
 )
 
-from ...errors import EnvironmentMismatch, SimulatorError, one_line
-from ...types.environment import Aggregation, Batch, GameStat, Layout, Sensor
+from ...errors import EnvironmentMismatch, FramesUnavailable, SimulatorError, one_line
+from ...types.environment import Aggregation, Batch, Frames, GameStat, Layout, Sensor
 from .bridge import SimulatorBridge
+from .frames import NO_FRAMES
 
 # What a game that dies or stops answering raises inside mlagents-envs.
 _FAILURES = (UnityEnvironmentException, UnityCommunicatorStoppedException, UnityTimeOutException)
@@ -100,6 +102,23 @@ class UnityAdapter:
         it in the bridge's StatsSideChannel, which outlives a relaunch of the game)."""
         return {key: [GameStat(float(value), Aggregation(method.value)) for value, method in values]
                 for key, values in self.bridge.stats.get_and_reset_stats().items()}
+
+    def capture(self, behavior: str, agent: int) -> None:
+        """Ask the game for a picture of the agent; it comes with the next step's reply."""
+        self._frames().request(behavior, agent)
+
+    def take_frames(self) -> Frames:
+        channel = self._frames()
+        if channel.announcement is None:
+            raise FramesUnavailable(NO_FRAMES)
+        return Frames(channel.take(), channel.announcement.fps)
+
+    def _frames(self):
+        """The bridge's Frames channel (frames.py)."""
+        if self.bridge.frames is None:
+            raise FramesUnavailable("this bridge was made without its Frames channel (frames=False): make it with "
+                                    "frames=True to take pictures of agents")
+        return self.bridge.frames
 
     def close(self) -> None:
         self._layouts.clear()

@@ -9,6 +9,10 @@ The environment's step and reset read the game's reply and write the step input 
 (bulk.py) instead of through one protobuf object per agent; what bulk.py does not read itself it
 leaves to mlagents-envs' own code. `NEATPAR_BULKWIRE=0` in the environment when a bridge launches
 its game (or `SimulatorBridge(..., bulk=False)`) keeps mlagents-envs' own conversions throughout.
+
+Besides ML-Agents' own side channels the bridge registers neatpar's Frames channel (frames.py),
+which learns from the game's first message whether it can send pictures of its agents. A `Display`
+launches the game with graphics, in a window, at real-time speed, for a person to watch.
 """
 from __future__ import annotations
 
@@ -16,6 +20,7 @@ import atexit
 import logging
 import multiprocessing
 import os
+from dataclasses import dataclass
 
 from mlagents_envs import environment as mlagents_environment
 from mlagents_envs.environment import UnityEnvironment
@@ -34,6 +39,7 @@ from ...errors import ConfigError, LiveHandleError, SimulatorError
 from ...parallel.handles import install_exit_hooks
 from .bulk import decode_output, encode_step
 from .communicator import BASE_PORT, STATUS_OK, LocalCommunicator, message_bytes, port_free
+from .frames import FrameChannel
 
 EDITOR_PORT = 5004
 PORT_TRIES = 64
@@ -46,9 +52,10 @@ class _BridgeEnvironment(UnityEnvironment):
     `bulk`, its step and reset on the bulk codec (bulk.py); their effect on the environment is
     mlagents-envs' own: specs, states, side channels, errors and log lines."""
 
-    def __init__(self, *args, on_process=None, bulk: bool = True, **kwargs):
+    def __init__(self, *args, on_process=None, bulk: bool = True, frames: FrameChannel | None = None, **kwargs):
         self._on_process = on_process
         self._bulk = bulk
+        self._frames = frames
         self._fallbacks_logged: set[str] = set()
         try:
             super().__init__(*args, **kwargs)
@@ -66,7 +73,10 @@ class _BridgeEnvironment(UnityEnvironment):
         # so that a host stopped mid-handshake can still kill it.
         if self._on_process is not None and self._process is not None:
             self._on_process(self._process)
-        return super()._send_academy_parameters(init_parameters)
+        output = super()._send_academy_parameters(init_parameters)
+        if self._frames is not None:  # a game that sends frames says so in this first message
+            self._frames.launched(output.rl_output.side_channel)
+        return output
 
     @staticmethod
     def _get_communicator(worker_id, base_port, timeout_wait):
@@ -122,6 +132,16 @@ class _BridgeEnvironment(UnityEnvironment):
                 log.debug("behavior %r is read by mlagents-envs' own code: %s", name, reason)
 
 
+@dataclass(frozen=True)
+class Display:
+    """How a game launched with graphics shows itself (EngineConfiguration: Unity applies the
+    resolution as a window, Screen.SetResolution(width, height, false), and the frame rate as
+    Application.targetFrameRate); it plays at time scale 1, real time."""
+    width: int = 1280
+    height: int = 720
+    frame_rate: int = 60
+
+
 def bulk_from_environment() -> bool:
     """The NEATPAR_BULKWIRE switch: on unless it is 0."""
     value = os.environ.get(BULK_SWITCH, "1").strip()
@@ -153,11 +173,14 @@ class SimulatorBridge:
     belongs to this process) and cannot be created in a child process unless `allow_child` is
     given by a host that owns its own simulator. `bulk` chooses the step codec (True: bulk.py,
     False: mlagents-envs' own conversions); None reads NEATPAR_BULKWIRE at each launch.
+    `display` launches the game with graphics, in a window, at time scale 1 (no_graphics and
+    time_scale are then set aside); `frames` registers the Frames channel (`self.frames`).
     """
 
     def __init__(self, build: str | None, *, args=(), no_graphics: bool = True, time_scale: float = 20.0,
                  timeout: float = 60.0, log_folder: str | None = None, seed: int = 0,
-                 env_parameters=(), worker_id: int = 0, allow_child: bool = False, bulk: bool | None = None):
+                 env_parameters=(), worker_id: int = 0, allow_child: bool = False, bulk: bool | None = None,
+                 display: Display | None = None, frames: bool = True):
         if multiprocessing.parent_process() is not None and not allow_child:
             raise SimulatorError(
                 "a SimulatorBridge can only be created in the main process: the simulator connection "
@@ -166,10 +189,14 @@ class SimulatorBridge:
         self.args = list(args)
         self.no_graphics, self.time_scale, self.timeout = no_graphics, time_scale, timeout
         self.log_folder, self.seed, self.worker_id = log_folder, seed, worker_id
+        if display is not None:   # a person watches: graphics, a window, real time
+            self.no_graphics, self.time_scale = False, 1.0
+        self.display = display
         self.env_parameters = dict(env_parameters)
         self.engine = EngineConfigurationChannel()
         self.parameters = EnvironmentParametersChannel()
         self.stats = StatsSideChannel()
+        self.frames = FrameChannel() if frames else None
         self._env: UnityEnvironment | None = None
         self.launches = 0
         self.on_launch = None  # called with the simulator's PID at each launch (env hosts publish it)
@@ -203,6 +230,9 @@ class SimulatorBridge:
         if self.log_folder:
             os.makedirs(self.log_folder, exist_ok=True)
         self.engine.set_configuration_parameters(time_scale=self.time_scale)
+        if self.display is not None:
+            self.engine.set_configuration_parameters(width=self.display.width, height=self.display.height,
+                                                     target_frame_rate=self.display.frame_rate)
         for key, value in self.env_parameters.items():
             self.parameters.set_float_parameter(key, float(value))
         bulk = bulk_from_environment() if self.bulk is None else self.bulk
@@ -214,9 +244,9 @@ class SimulatorBridge:
                 env = _BridgeEnvironment(
                     file_name=self.build, worker_id=worker_id, seed=self.seed, no_graphics=self.no_graphics,
                     timeout_wait=int(max(1, self.timeout)), additional_args=self.args,
-                    side_channels=[self.engine, self.parameters, self.stats], log_folder=self.log_folder,
-                    base_port=BASE_PORT if self.build is not None else EDITOR_PORT, on_process=self._started,
-                    bulk=bulk)
+                    side_channels=[self.engine, self.parameters, self.stats] + ([self.frames] if self.frames else []),
+                    log_folder=self.log_folder, base_port=BASE_PORT if self.build is not None else EDITOR_PORT,
+                    on_process=self._started, bulk=bulk, frames=self.frames)
             except UnityWorkerInUseException:
                 continue
             except UnityTimeOutException as exc:
