@@ -195,7 +195,7 @@ def check_frames(setup: GymSetup) -> None:
     finally:
         env.close()
     if RENDER_MODE not in modes:
-        raise FramesUnavailable(f"env = {PREFIX}{setup.target} cannot give pictures of its episodes: its render modes "
+        raise FramesUnavailable(f"env = {GYM_PREFIX}{setup.target} cannot give pictures of its episodes: its render modes "
                                 f"are {modes or 'none'}, without {RENDER_MODE!r}; give it one (list it in "
                                 f"metadata['render_modes'] and return an RGB array from render() in that mode)")
 

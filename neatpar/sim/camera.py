@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import render
 from .spec import Behavior, OptionError, StepResult, Task, VisualSensor, integer, positive_int
 
 NAME = "Camera?team=0"
@@ -132,6 +133,18 @@ class Camera(Task):
             total = pixels.astype(np.int32).sum(axis=-1, keepdims=True).astype(np.float32)
             return [total / np.float32(3) / np.float32(255)]
         return [pixels.astype(np.float32) / np.float32(255)]
+
+    # ------------------------------------------------------------ a clip's picture
+
+    def render(self, behavior: str, row: int) -> np.ndarray:
+        """The whole arena from above (not the agent's own camera): the floor, the target as a
+        disc of radius REACH in its colour, the agent as a white disc; +y upwards."""
+        canvas = render.Canvas(color=self.OUTSIDE)
+        across, up = render.Scale(0.0, 1.0, 16, render.SIZE - 16), render.Scale(0.0, 1.0, render.SIZE - 16, 16)
+        canvas.rect(across(0.0), up(0.0), across(1.0), up(1.0), self.FLOOR)
+        canvas.disc(across(self.target[row, 0]), up(self.target[row, 1]), across.length(self.REACH), self.TARGET)
+        canvas.disc(across(self.agent[row, 0]), up(self.agent[row, 1]), 5, (240, 240, 240))
+        return canvas.image
 
     # ------------------------------------------------------------ one academy step
 
