@@ -48,6 +48,13 @@ setup(
             extra_compile_args=["-O2", "-ffp-contract=off", "-fno-fast-math"],
         ),
         Extension(
+            "neatpar.nn._substrate",
+            sources=["neatpar/nn/_substrate.c"],
+            depends=["neatpar/nn/neat_functions.h"],
+            # neat-python's float arithmetic, operation for operation: no fused multiply-adds.
+            extra_compile_args=["-O3", "-ffp-contract=off", "-fno-fast-math"],
+        ),
+        Extension(
             "neatpar.evolution._core",
             sources=["neatpar/evolution/_core.c"],
             depends=["neatpar/evolution/rng.h", "neatpar/evolution/pyset.h"],
