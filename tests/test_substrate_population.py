@@ -45,6 +45,7 @@ def reference_networks(genomes, config, substrate) -> list:
 
 
 def observations(rng, rows: int, width: int, scale: float, infinite: bool) -> np.ndarray:
+    """Normal observations; with `infinite`, three of them +-inf."""
     x = rng.normal(scale=scale, size=(rows, width))
     if infinite:   # a link of weight 0.0 is absent: 0.0 * inf would be NaN, the network adds nothing
         x[rng.integers(0, rows, 3), rng.integers(0, width, 3)] = rng.choice([np.inf, -np.inf], 3)
@@ -53,8 +54,9 @@ def observations(rng, rows: int, width: int, scale: float, infinite: bool) -> np
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 10_000), sensors=st.sampled_from(sorted(SENSORS)),
-       hidden=st.sampled_from(["", "3", "2x2, 3"]), activation=st.sampled_from(ALL_ACTIVATIONS.split()),
-       bias=st.booleans(), leo=st.booleans(), threshold=st.sampled_from([0.0, 0.2]), rounds=st.integers(0, 20), scale=st.sampled_from([0.5, 3.0, 1e3]),
+       hidden=st.sampled_from(["", "3", "2x2, 3", "19", "3x3, 8"]),     # 8 and more: the C loop's register blocks
+       activation=st.sampled_from(ALL_ACTIVATIONS.split()), bias=st.booleans(), leo=st.booleans(),
+       threshold=st.sampled_from([0.0, 0.2]), rounds=st.integers(0, 20), scale=st.sampled_from([0.5, 3.0, 1e3]),
        infinite=st.booleans())
 def test_outputs_equal_neat_pythons_network_of_the_weights(configs, seed, sensors, hidden, activation, bias, leo,
                                                            threshold, rounds, scale, infinite):
