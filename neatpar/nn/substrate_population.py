@@ -24,20 +24,15 @@ per genome, never the phenotypes: each process builds the ones its rows use.
 from __future__ import annotations
 
 import weakref
-from typing import Any, Iterable, NamedTuple
+from typing import Any, Iterable
 
 import numpy as np
 
 from . import _substrate
 from .compile import BUILTIN_ACTIVATIONS, Tables, genome_list
 from .hyperneat import Phenotype, build_blocks, compile_cppns, cppn_keys, phenotype_of
+from .mixed import Widths
 from .substrate import Substrate
-
-
-class Widths(NamedTuple):
-    """What callers read of a kernel's tables: the width of a row's state (a substrate network
-    keeps none)."""
-    stride: int
 
 
 class _Phenotypes:
@@ -75,7 +70,7 @@ class SubstratePopulation:
     def __init__(self, cppn: Tables, substrate: Substrate, threads: int | None = None):
         self.cppn, self.substrate, self.threads = cppn, substrate, threads
         self.keys = cppn_keys(cppn, substrate)
-        self.tables = Widths(1)
+        self.tables = Widths(1)   # what MixedPopulation reads of a part: a row keeps no state
         self._activation = BUILTIN_ACTIVATIONS.index(substrate.activation)
         self._sizes = np.asarray(substrate.sizes, dtype=np.int64)
         self._blocks: dict[bytes, np.ndarray] = {}
