@@ -46,6 +46,21 @@ enum { CPPN_TABLES = 9 };
  * the same operands, so to the same bits. */
 enum { ON_NONE = 0, ON_SOURCE = 1, ON_TARGET = 2, ON_BOTH = 3 };
 
+/* out[b] = activate(code, z[b]) for `count` values, the function chosen once (each case's loop
+ * calls activate with a constant code, which the compiler folds). */
+static void activate_all(int code, const double *z, double *out, Py_ssize_t count)
+{
+#define ACTIVATE_ALL(c) case c: for (Py_ssize_t b = 0; b < count; b++) out[b] = activate(c, z[b]); return;
+    switch (code) {
+    ACTIVATE_ALL(A_SIGMOID) ACTIVATE_ALL(A_TANH) ACTIVATE_ALL(A_SIN) ACTIVATE_ALL(A_GAUSS) ACTIVATE_ALL(A_RELU)
+    ACTIVATE_ALL(A_ELU) ACTIVATE_ALL(A_LELU) ACTIVATE_ALL(A_SELU) ACTIVATE_ALL(A_SOFTPLUS) ACTIVATE_ALL(A_IDENTITY)
+    ACTIVATE_ALL(A_CLAMPED) ACTIVATE_ALL(A_INV) ACTIVATE_ALL(A_LOG) ACTIVATE_ALL(A_EXP) ACTIVATE_ALL(A_ABS)
+    ACTIVATE_ALL(A_HAT) ACTIVATE_ALL(A_SQUARE) ACTIVATE_ALL(A_CUBE)
+    }
+#undef ACTIVATE_ALL
+    for (Py_ssize_t b = 0; b < count; b++) out[b] = activate(code, z[b]);
+}
+
 /* Node n for `count` points: cols[slot] holds every slot's values (count each); the node's column
  * gets act(bias + response * agg([cols[src][b] * w, ...])). Sum, product and mean run as loops
  * over the points, the other aggregations through aggregate() point by point. */
@@ -76,10 +91,9 @@ static void eval_node(const Cppn *t, int64_t n, double *const *cols, Py_ssize_t 
             acc[b] = aggregate(code, x, k);
         }
     }
-    const int act = t->node_act[n];
     const double bias = t->node_bias[n], response = t->node_resp[n];
-    double *out = cols[t->node_slot[n]];
-    for (b = 0; b < count; b++) out[b] = activate(act, bias + response * acc[b]);
+    for (b = 0; b < count; b++) acc[b] = bias + response * acc[b];
+    activate_all(t->node_act[n], acc, cols[t->node_slot[n]], count);
 }
 
 /* PUREPLES' query_cppn mapping of a CPPN output to a weight: 0.0 unless |o| > threshold, else
@@ -343,7 +357,8 @@ static void layer(const double *weights, Py_ssize_t n_in, Py_ssize_t n_out, int 
     } else {
         sums_rest(weights, n_in, n_out, 0, v, sum, 1);
     }
-    for (Py_ssize_t j = 0; j < n_out; j++) next[j] = activate(act, bias[j] + sum[j]);
+    for (Py_ssize_t j = 0; j < n_out; j++) sum[j] = bias[j] + sum[j];
+    activate_all(act, sum, next, n_out);
 }
 
 typedef struct {
