@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from support.configs import ALL_ACTIVATIONS, evolved_genomes, make_config
+from support.configs import ALL_ACTIVATIONS, evolved_genomes, hand_genome, make_config
 from support.hyperneat import assert_same_bits, cppn_config, reference_network, reference_outputs, reference_weights
 from neatpar.nn import FeedForwardPopulation
 from neatpar.nn.mixed import MixedPopulation
@@ -206,3 +206,38 @@ def test_what_150_genomes_on_84_by_84_by_3_images_cost(tmp_path):
         assert tracemalloc.get_traced_memory()[0] - before < 1_000_000
     finally:
         tracemalloc.stop()
+
+
+def edge_values(rng) -> np.ndarray:
+    """Finite values at and next to every clamp limit, very large and very small ones, signed zeros,
+    infinities and random bit patterns (NaN left out: activate() refuses it)."""
+    limits = np.array([0.0, 1e-7, 1.0, 2.4, 3.4, 12.0, 24.0, 60.0, 1e102, 5.65e102, 1.34e154, 1e308])
+    limits = np.concatenate([limits, -limits])
+    near = np.concatenate([limits, np.nextafter(limits, np.inf), np.nextafter(limits, -np.inf)])
+    bits = rng.integers(-2**63, 2**63 - 1, 20_000, dtype=np.int64).view(np.float64)
+    return np.concatenate([near, [-0.0, np.inf, -np.inf, 5e-324, -5e-324], bits[np.isfinite(bits)],
+                           rng.normal(size=5_000) * rng.choice([0.01, 1.0, 30.0], 5_000), rng.uniform(-70, 70, 5_000)])
+
+
+@pytest.mark.parametrize("activation", ALL_ACTIVATIONS.split())
+def test_every_activation_of_the_substrate_is_neat_pythons_bit_for_bit(tmp_path, activation):
+    """A one-link substrate of weight exactly 1.0 (a CPPN whose output is 1.0, threshold 0, max
+    weight 1): each row's output is act(0.0 + 1.0 * (x * 1.0)), against neat-python's function on
+    every edge value; where neat-python raises OverflowError (square, cube of huge values) the
+    substrate gives the infinity of the right sign, as the population kernel does."""
+    import neat
+    substrate = make_substrate(IOShapes(((1,),), 1), activation=activation, query=Query(threshold=0.0, max_weight=1.0))
+    config = cppn_config(tmp_path, substrate)
+    genome = hand_genome(config, {0: ("identity", "sum", 0.0, 1.0)}, [(-5, 0, 1.0, True)])
+    population = SubstratePopulation.create([genome], config, substrate)
+    assert population.phenotype(0).weights[0][0, 0] == 1.0
+    x = edge_values(np.random.default_rng(5))
+    out = population.activate(x[:, None], np.zeros(len(x), np.int64))[:, 0]
+    function = neat.activations.ActivationFunctionSet().get(activation)
+    expected = []
+    for value in x.tolist():
+        try:
+            expected.append(function(0.0 + 1.0 * sum([value * 1.0])))
+        except OverflowError:
+            expected.append(np.copysign(np.inf, value) if activation == "cube" else np.inf)
+    assert_same_bits(out, np.array(expected), activation)
