@@ -9,6 +9,7 @@ import pickle
 import tracemalloc
 import weakref
 
+import neat
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -225,7 +226,6 @@ def test_every_activation_of_the_substrate_is_neat_pythons_bit_for_bit(tmp_path,
     weight 1): each row's output is act(0.0 + 1.0 * (x * 1.0)), against neat-python's function on
     every edge value; where neat-python raises OverflowError (square, cube of huge values) the
     substrate gives the infinity of the right sign, as the population kernel does."""
-    import neat
     substrate = make_substrate(IOShapes(((1,),), 1), activation=activation, query=Query(threshold=0.0, max_weight=1.0))
     config = cppn_config(tmp_path, substrate)
     genome = hand_genome(config, {0: ("identity", "sum", 0.0, 1.0)}, [(-5, 0, 1.0, True)])
