@@ -246,7 +246,8 @@ def steps(substrate, args) -> None:
                                    lambda: numpy_step(weights, x[:agents])], 15)
         assert np.allclose(population.activate(x[:agents], index), numpy_step(weights, x[:agents]), rtol=0, atol=1e-9)
         print(f"| {agents} | {count} | {ours * 1e3:.2f} ms | {theirs * 1e3:.2f} ms | {theirs / ours:.2f}x |")
-    print(f"\nweights read per step at 256 agents of their own: {256 * substrate.parameters * 8 / 1e6:.0f} MB (float64)")
+    weights = 256 * substrate.parameters * 8 / 1e6
+    print(f"\nweights read per step at 256 agents of their own: {weights:.0f} MB (float64)")
 
 
 def main():
