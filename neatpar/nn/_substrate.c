@@ -117,17 +117,19 @@ typedef struct {
                              block's targets are one contiguous run of every column */
     double *per_pair;     /* stride columns of BLOCK */
     double **cols;        /* stride column pointers */
-    char *on, *evaluated, *needed;   /* per slot */
+    char *on, *evaluated, *read, *needed;   /* per slot */
     double *acc, *x;
 } Scratch;
 
 /* Each slot's dependence for genome g, in evaluation order (a slot no node evaluates is a
- * constant 0.0); `needed`: the per-source slots that pair values read. */
+ * constant 0.0); `read`: the slots some node (or the query) reads; `needed`: the per-source slots
+ * that pair values read. */
 static void classify(const Cppn *t, int64_t g, const QueryArgs *a, Scratch *m)
 {
     const Py_ssize_t d = a->dims;
     memset(m->on, ON_NONE, (size_t)a->stride);
     memset(m->evaluated, 0, (size_t)a->stride);
+    memset(m->read, 0, (size_t)a->stride);
     memset(m->needed, 0, (size_t)a->stride);
     for (Py_ssize_t k = 0; k < d; k++) { m->on[k] = ON_SOURCE; m->on[d + k] = ON_TARGET; }
     for (int64_t n = t->genome_start[g]; n < t->genome_start[g + 1]; n++) {
@@ -135,28 +137,29 @@ static void classify(const Cppn *t, int64_t g, const QueryArgs *a, Scratch *m)
         for (int64_t l = t->link_start[n]; l < t->link_start[n + 1]; l++) on |= m->on[t->link_src[l]];
         m->on[t->node_slot[n]] = on;
         m->evaluated[t->node_slot[n]] = 1;
+        for (int64_t l = t->link_start[n]; l < t->link_start[n + 1]; l++) m->read[t->link_src[l]] = 1;
         if (on == ON_BOTH)
             for (int64_t l = t->link_start[n]; l < t->link_start[n + 1]; l++) m->needed[t->link_src[l]] = 1;
     }
-    m->needed[a->weight_slot] = 1;
-    if (a->gate_slot >= 0) m->needed[a->gate_slot] = 1;
+    m->needed[a->weight_slot] = m->read[a->weight_slot] = 1;
+    if (a->gate_slot >= 0) m->needed[a->gate_slot] = m->read[a->gate_slot] = 1;
 }
 
 /* The values of the nodes of genome g that depend on at most `side`, for `count` points whose
- * coordinates (`coords`, point j at coords[(j % period) * d]) go into slots `first`.. (the other
- * side's coordinate slots read 0.0 and are read by no such node). */
+ * coordinates (`coords`, point j at coords[(j % period) * d]) go into slots `first`.. (no such
+ * node reads the other side's coordinate slots, which are left as they are). */
 static void side_pass(const Cppn *t, int64_t g, const QueryArgs *a, Scratch *m, char side, double *base,
                       Py_ssize_t count, const double *coords, Py_ssize_t period, Py_ssize_t first)
 {
     const Py_ssize_t d = a->dims;
     for (Py_ssize_t slot = 0; slot < a->stride; slot++) {
         m->cols[slot] = base + slot * count;
-        if (slot >= a->num_inputs && !m->evaluated[slot]) memset(m->cols[slot], 0, sizeof(double) * (size_t)count);
+        if (slot >= a->num_inputs && m->read[slot] && !m->evaluated[slot])   /* read but never computed: 0.0 */
+            memset(m->cols[slot], 0, sizeof(double) * (size_t)count);
     }
     for (Py_ssize_t k = 0; k < d; k++) {
         double *col = m->cols[first + k];
         for (Py_ssize_t j = 0; j < count; j++) col[j] = coords[(j % period) * d + k];
-        memset(m->cols[(first == 0 ? d : 0) + k], 0, sizeof(double) * (size_t)count);
     }
     for (Py_ssize_t j = 0; j < count; j++) m->cols[2 * d][j] = 1.0;
     for (int64_t n = t->genome_start[g]; n < t->genome_start[g + 1]; n++)
@@ -211,17 +214,18 @@ static int scratch_alloc(Scratch *m, const QueryArgs *a, Py_ssize_t n_sources, P
     m->cols = malloc(sizeof(double *) * stride);
     m->on = malloc(stride);
     m->evaluated = malloc(stride);
+    m->read = malloc(stride);
     m->needed = malloc(stride);
     m->acc = malloc(sizeof(double) * longest);
     m->x = malloc(sizeof(double) * (size_t)(a->max_fan_in > 0 ? a->max_fan_in : 1));
-    return m->per_source && m->per_target && m->per_pair && m->cols && m->on && m->evaluated && m->needed &&
+    return m->per_source && m->per_target && m->per_pair && m->cols && m->on && m->evaluated && m->read && m->needed &&
            m->acc && m->x;
 }
 
 static void scratch_free(Scratch *m)
 {
     free(m->per_source); free(m->per_target); free(m->per_pair); free(m->cols); free(m->on);
-    free(m->evaluated); free(m->needed); free(m->acc); free(m->x);
+    free(m->evaluated); free(m->read); free(m->needed); free(m->acc); free(m->x);
 }
 
 /* query(genome_start, node_slot, node_act, node_agg, node_bias, node_resp, link_start, link_src,
