@@ -16,10 +16,12 @@ what the key hashes, whatever the genome's key, generation or config. The keys a
 among the phenotypes of every population alive in the process and of the last one made (so a
 pool worker that dropped last generation's population before it received this one still finds
 its elites'); nothing else is kept, so memory is the live populations' phenotypes plus at most
-the last one's: about 150 * 2.7 MB = 406 MB for a population of 150 on 84 x 84 x 3 images.
+the last one's: about 150 * 2.7 MB = 406 MB for a population of 150 on 84 x 84 x 3 images, in
+each process that runs rows of every genome (each pool worker holds its own).
 
-Pickling (the pool, env hosts, Ray actors) sends the compiled CPPNs and the substrate, a few KB
-per genome, never the phenotypes: each process builds the ones its rows use.
+Pickling (the pool, env hosts, Ray actors) sends the compiled CPPNs (a few hundred bytes per
+genome) and the substrate (its coordinates: 0.5 MB for 84 x 84 x 3), never the phenotypes: each
+process builds the ones its rows use.
 """
 from __future__ import annotations
 
