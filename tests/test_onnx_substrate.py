@@ -1,14 +1,17 @@
 """neatpar.nn.onnx_substrate (nn/onnx_substrate.py): a HyperNEAT genome's substrate network as an
 ONNX model for ML-Agents, run in onnxruntime against the substrate population (its float64
 outputs under neatpar's policy, outputs_to_actions), on random observations fed as ML-Agents feeds
-them (images channels first) and on a real ball episode; its form read as ML-Agents reads it."""
+them (images channels first) and on real ball episodes, one with the build's camera-like image; its
+form read as ML-Agents reads it."""
 import neat
 import numpy as np
 import pytest
+from mlagents_envs.base_env import ActionTuple
 from onnx import TensorProto
 
 from support.configs import evolved_genomes
 from support.hyperneat import cppn_config
+from support.simulators import simulator
 from support.onnx_models import (checked_session, memory_size, read_like_ml_agents, record_episodes, replay_deviation,
                                  value_info)
 from neatpar.envs.base import Layout
@@ -168,6 +171,44 @@ def test_a_real_ball_episode_replays_the_same_actions(tmp_path):
     assert layout == Layout((8,), 2, ())
     steps, worst = replay_deviation(export_substrate_policy(genome, config, substrate), recorded)
     assert steps > 20 and worst <= TOLERANCE
+
+
+def record_with_images(population, agents: int, steps: int) -> list:
+    """The substrate population drives the ball build with its camera-like (4, 4, 1) observation
+    (mlagents-envs decodes it): [(vector observations, images, continuous actions)] per step."""
+    recorded = []
+    with simulator("ball", args=["--agents", str(agents), "--max-steps", "200", "--visual", "1"], seed=3) as env:
+        env.reset()
+        behavior = next(iter(env.behavior_specs))
+        assert [tuple(o.shape) for o in env.behavior_specs[behavior].observation_specs] == [(8,), (4, 4, 1)]
+        for _ in range(steps):
+            decision, _ = env.get_steps(behavior)
+            if len(decision):
+                vector, image = decision.obs
+                flat = np.concatenate([vector, image.reshape(len(decision), -1)], axis=1)
+                actions = np.clip(population.activate(flat, np.zeros(len(decision), np.int64)), -1, 1)
+                recorded.append((vector, image, actions.astype(np.float32)))
+                env.set_actions(behavior, ActionTuple(continuous=actions.astype(np.float32)))
+            env.step()
+    return recorded
+
+
+def test_a_real_episode_with_images_replays_the_same_actions(tmp_path):
+    """Images as mlagents-envs gives them ((H, W, C) per agent) flattened for the substrate, and
+    channels first ([batch, C, H, W]) for the model, as ML-Agents feeds its models (the build's
+    image is uniform: the order of its pixels is tested on random images above)."""
+    io = IOShapes(((8,), (4, 4, 1)), 2)
+    substrate = make_substrate(io, "6")
+    config = cppn_config(tmp_path, substrate, activation_options="sigmoid gauss sin tanh", activation_mutate_rate=0.5)
+    genome = evolved_genomes(config, 12, 15)[0]
+    population = SubstratePopulation.create([genome], config, substrate)
+    recorded = record_with_images(population, agents=3, steps=40)
+    session = checked_session(export_substrate_policy(genome, config, substrate))
+    worst = 0.0
+    for vector, image, actions in recorded:
+        got, = session.run(["continuous_actions"], {"obs_0": vector, "obs_1": image.transpose(0, 3, 1, 2)})
+        worst = max(worst, float(np.abs(got - actions).max()))
+    assert len(recorded) > 20 and worst <= TOLERANCE
 
 
 def test_what_cannot_be_exported_is_a_one_line_error(tmp_path):
