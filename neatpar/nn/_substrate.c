@@ -306,6 +306,13 @@ done:  /* one exit: every buffer and scratch array released on success and on fa
 /* ------------------------------------------------------------------ the substrate networks */
 
 enum { CHUNK = 16 };  /* at most this many targets' sums in registers over one pass of the sources */
+enum { AHEAD = 16 };  /* weight rows asked for before they are read: a step streams megabytes of them */
+
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)(p))
+#endif
 
 static int all_finite(const double *v, Py_ssize_t n)
 {
@@ -322,6 +329,7 @@ static inline void sums_chunk(const double *restrict weights, Py_ssize_t n_in, P
     for (Py_ssize_t i = 0; i < n_in; i++) {
         const double x = v[i];
         const double *restrict w = weights + i * n_out + j0;
+        if (i + AHEAD < n_in) PREFETCH(w + AHEAD * n_out);
         for (int j = 0; j < width; j++) a[j] += x * w[j];
     }
     for (int j = 0; j < width; j++) sum[j0 + j] = a[j];
