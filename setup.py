@@ -75,6 +75,7 @@ setup(
     cmdclass={"build_ext": BuildExtByCompiler, "build_py": BuildPyWithHook, "editable_wheel": EditableWheelWithHook},
     ext_modules=[
         Extension("neatpar.nn._kernel", sources=["neatpar/nn/_kernel.c"]),
+        Extension("neatpar.nn._substrate", sources=["neatpar/nn/_substrate.c"], depends=["neatpar/nn/neat_functions.h"]),
         Extension("neatpar.evolution._core",
                   sources=["neatpar/evolution/_core.c"] + sorted(glob.glob("neatpar/evolution/core/*.c")),
                   depends=["neatpar/evolution/core/core.h", "neatpar/evolution/core/threads_shim.h"]),

@@ -124,7 +124,7 @@ def record_ball_episodes(genome, config, agents: int, max_steps: int, seed: int 
 
 
 def record_episodes(population, build: str, args: list, agents: int, seed: int = 5) -> tuple:
-    """A one-genome population kernel with state (recurrent or CTRNN) drives the `agents` agents
+    """A one-genome population kernel (with state or without) drives the `agents` agents
     of a simulator build until each has finished one episode: (layout, {agent: [(observation,
     continuous action)]}), one entry per decision."""
     import numpy as np
@@ -152,8 +152,9 @@ def record_episodes(population, build: str, args: list, agents: int, seed: int =
 
 
 def replay_deviation(model, recorded: dict) -> tuple[int, float]:
-    """The recorded observations through an exported model, every agent's memory carried from
-    its episode's start, as Unity batches agents: (steps, largest |model action - recorded action|)."""
+    """The recorded observations through an exported model, every agent's memory (if it has
+    any) carried from its episode's start, as Unity batches agents: (steps, largest |model
+    action - recorded action|)."""
     import numpy as np
     session = checked_session(model)
     agents = sorted(recorded)
@@ -163,8 +164,11 @@ def replay_deviation(model, recorded: dict) -> tuple[int, float]:
     for t in range(steps):
         live = [k for k, a in enumerate(agents) if t < len(recorded[a])]  # agents still in their episode
         obs = np.stack([recorded[agents[k]][t][0] for k in live])
-        continuous, memory[live] = session.run(["continuous_actions", "recurrent_out"],
-                                               {"obs_0": obs, "recurrent_in": memory[live]})
+        if memory.shape[2]:
+            continuous, memory[live] = session.run(["continuous_actions", "recurrent_out"],
+                                                   {"obs_0": obs, "recurrent_in": memory[live]})
+        else:
+            continuous, = session.run(["continuous_actions"], {"obs_0": obs})
         expected = np.stack([recorded[agents[k]][t][1] for k in live])
         worst = max(worst, float(np.abs(continuous - expected).max()))
     return steps, worst

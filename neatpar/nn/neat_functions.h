@@ -1,0 +1,146 @@
+/*
+ * neat-python 2.0's built-in activation and aggregation functions in C, to the last bit.
+ *
+ * The same definitions, operation for operation, as the population kernel's (_kernel.c): the same
+ * libm calls in the same order as Python's math module makes them (math.exp, math.tanh and float
+ * ** n call the C library too), and CPython's own steps where it does more than one C operation
+ * (float ** n, list.sort). Compile with -ffp-contract=off -fno-fast-math: a fused multiply-add
+ * rounds differently from Python. Include after Python.h (Py_ssize_t).
+ *
+ * Codes: the order of BUILTIN_ACTIVATIONS and BUILTIN_AGGREGATIONS in neatpar/nn/compile.py.
+ */
+#ifndef NEATPAR_NEAT_FUNCTIONS_H
+#define NEATPAR_NEAT_FUNCTIONS_H
+
+#include <math.h>
+
+enum { A_SIGMOID, A_TANH, A_SIN, A_GAUSS, A_RELU, A_ELU, A_LELU, A_SELU, A_SOFTPLUS, A_IDENTITY,
+       A_CLAMPED, A_INV, A_LOG, A_EXP, A_ABS, A_HAT, A_SQUARE, A_CUBE, A_COUNT };
+enum { G_SUM, G_PRODUCT, G_MAX, G_MIN, G_MAXABS, G_MEDIAN, G_MEAN, G_COUNT };
+
+/* Python's min(hi, z) and max(lo, z) for floats, comparisons as CPython does them. */
+static inline double py_min(double hi, double z) { return z < hi ? z : hi; }
+static inline double py_max(double lo, double z) { return z > lo ? z : lo; }
+static inline double clamp60(double z) { return py_max(-60.0, py_min(60.0, z)); }
+
+/* The C library's pow, called through a volatile pointer: compilers replace a visible pow(z, 2.0)
+ * by z * z, which CPython does not do and which rounds differently from glibc's pow on some inputs. */
+static double (*volatile libm_pow)(double, double) = pow;
+
+/* CPython's float ** n for a positive integer n (floatobject.c, float_pow): 0, infinities, NaN and
+ * +-1 are answered without pow; otherwise pow(|z|, n), negated when z < 0 and n is odd. Where
+ * CPython raises OverflowError, this returns the infinity pow returned. */
+static double py_int_pow(double z, double n, int odd)
+{
+    if (isnan(z)) return z;
+    if (isinf(z)) return odd ? z : fabs(z);
+    if (z == 0.0) return odd ? z : 0.0;
+    const int negate = odd && z < 0.0;
+    const double a = fabs(z);
+    if (a == 1.0) return negate ? -1.0 : 1.0;
+    const double r = libm_pow(a, n);
+    return negate ? -r : r;
+}
+
+static double activate(int code, double z)
+{
+    switch (code) {
+    case A_SIGMOID: z = clamp60(5.0 * z); return 1.0 / (1.0 + exp(-z));
+    case A_TANH: return tanh(clamp60(2.5 * z));
+    case A_SIN: return sin(clamp60(5.0 * z));
+    case A_GAUSS: z = py_max(-3.4, py_min(3.4, z)); return exp(-5.0 * py_int_pow(z, 2.0, 0));
+    case A_RELU: return z > 0.0 ? z : 0.0;
+    case A_ELU: return z > 0.0 ? z : exp(z) - 1;
+    case A_LELU: return z > 0.0 ? z : 0.005 * z;
+    case A_SELU: {
+        const double lam = 1.0507009873554804934193349852946;
+        const double alpha = 1.6732632423543772848170429916717;
+        return z > 0.0 ? lam * z : lam * alpha * (exp(z) - 1);
+    }
+    case A_SOFTPLUS: z = clamp60(5.0 * z); return 0.2 * log(1 + exp(z));
+    case A_IDENTITY: return z;
+    case A_CLAMPED: return py_max(-1.0, py_min(1.0, z));
+    case A_INV: return z == 0.0 ? 0.0 : 1.0 / z;
+    case A_LOG: return log(py_max(1e-7, z));
+    case A_EXP: return exp(clamp60(z));
+    case A_ABS: return fabs(z);
+    case A_HAT: return py_max(0.0, 1 - fabs(z));
+    case A_SQUARE: return py_int_pow(z, 2.0, 0);
+    case A_CUBE: return py_int_pow(z, 3.0, 1);
+    }
+    return NAN;
+}
+
+/* CPython 3.11's list.sort() of a list of floats shorter than 64 (listobject.c: one run, so
+ * count_run finds the leading run, reversing a strictly descending one, and binarysort inserts the
+ * rest), all with the float comparison a < b. Any stable sort gives the same result without NaN;
+ * with NaN, only CPython's own steps do (exactly so for fewer than 64 values). */
+static void py_sort(double *a, Py_ssize_t n)
+{
+    if (n < 2) return;
+    Py_ssize_t run = 2;
+    if (a[1] < a[0]) {
+        while (run < n && a[run] < a[run - 1]) run++;
+        for (Py_ssize_t i = 0, j = run - 1; i < j; i++, j--) { double t = a[i]; a[i] = a[j]; a[j] = t; }
+    } else {
+        while (run < n && !(a[run] < a[run - 1])) run++;
+    }
+    for (Py_ssize_t start = run; start < n; start++) {
+        const double pivot = a[start];
+        Py_ssize_t l = 0, r = start;
+        do {
+            const Py_ssize_t p = l + ((r - l) >> 1);
+            if (pivot < a[p]) r = p; else l = p + 1;
+        } while (l < r);
+        for (Py_ssize_t p = start; p > l; p--) a[p] = a[p - 1];
+        a[l] = pivot;
+    }
+}
+
+/* x: the node's inputs (value * weight), in neat-python's order. Sums add left to right from 0.0,
+ * as CPython 3.11's sum() of floats does (3.12 and later sum floats with compensation). */
+static double aggregate(int code, double *x, Py_ssize_t n)
+{
+    double acc;
+    Py_ssize_t i;
+    switch (code) {
+    case G_SUM:
+        acc = 0.0;
+        for (i = 0; i < n; i++) acc += x[i];
+        return acc;
+    case G_PRODUCT:
+        acc = 1.0;
+        for (i = 0; i < n; i++) acc *= x[i];
+        return acc;
+    case G_MEAN:
+        if (n == 0) return 0.0;
+        acc = 0.0;
+        for (i = 0; i < n; i++) acc += x[i];
+        return acc / (double)n;
+    }
+    if (n == 0) return 0.0;
+    switch (code) {
+    case G_MAX:
+        acc = x[0];
+        for (i = 1; i < n; i++) if (x[i] > acc) acc = x[i];
+        return acc;
+    case G_MIN:
+        acc = x[0];
+        for (i = 1; i < n; i++) if (x[i] < acc) acc = x[i];
+        return acc;
+    case G_MAXABS: {
+        double best = fabs(x[0]);
+        acc = x[0];
+        for (i = 1; i < n; i++) if (fabs(x[i]) > best) { best = fabs(x[i]); acc = x[i]; }
+        return acc;
+    }
+    case G_MEDIAN:
+        if (n <= 2) return aggregate(G_MEAN, x, n);
+        py_sort(x, n);
+        if (n % 2 == 1) return x[n / 2];
+        return (x[n / 2 - 1] + x[n / 2]) / 2.0;
+    }
+    return NAN;
+}
+
+#endif /* NEATPAR_NEAT_FUNCTIONS_H */
