@@ -27,7 +27,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from ..envs.base import Layout
+from ..types.environment import Layout
 from ..errors import ExportError
 from .hyperneat import Phenotype, phenotype
 from .onnx_export import (ACTIVATIONS, BATCH, INPUT_ORDER, IR_VERSION, OPSET, OUTPUT_ORDER, _check_layout, _Graph,
