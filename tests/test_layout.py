@@ -105,7 +105,8 @@ def test_layers_import_downwards_only():
     envs nothing above them (nn takes the Layout record from envs/base.py and reads genomes' gene
     records from evolution); run nothing of the application layer (record/, cli/) but the genome
     files a saved genome's behavior is played from; record/ (what a run leaves behind) nothing of
-    cli/ or of the running of genomes beyond the stats and leagues it writes down; the builds
+    cli/ or of the running of genomes beyond the stats and leagues it writes down; search (how a
+    generation is scored and selected) nothing but the NEAT step it breeds with; the builds
     nothing of neatpar but themselves."""
     allowed = {
         "neatpar.parallel": ("neatpar.parallel", "neatpar.errors"),
@@ -121,6 +122,8 @@ def test_layers_import_downwards_only():
                            "neatpar.run.league"),
         "neatpar.record.genomes": ("neatpar.record.atomic", "neatpar.errors"),
         "neatpar.record.atomic": (),
+        "neatpar.search": ("neatpar.search", "neatpar.errors",
+                           "neatpar.evolution"),  # MAP-Elites' reproduction extends the NEAT step's
         "neatpar.sim": ("neatpar.sim",),
         "neatpar.errors": (),
     }
