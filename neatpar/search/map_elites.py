@@ -137,8 +137,12 @@ class EliteArchive:
 
     def qd_score(self, offset: float = 0.0) -> float:
         """The sum over filled cells of (elite fitness - offset): with the offset at or below the
-        lowest possible fitness, every filled cell adds, and the score only grows."""
-        return float(sum(e.fitness - offset for e in self.cells.values()))
+        lowest possible fitness, every filled cell adds, and the score only grows. Added in
+        ascending cell order, so that a restored archive gives the same bits."""
+        total = 0.0
+        for cell in self.filled():
+            total += self.cells[cell].fitness - offset
+        return total
 
     def state(self) -> dict:
         """A plain, picklable dict: the grid and each cell's elite (genome objects as they are)."""
