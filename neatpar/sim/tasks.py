@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .duel import Duel
+from .maze import Maze
 from .probe import Probe
 from .spec import AreaTask, Behavior, StepResult, Task, integer, positive_int
 
@@ -283,3 +284,4 @@ class Hover(Task):
 
 
 TASKS = {"ball": Ball3D, "teams": TwoTeams, "probe": Probe, "duel": Duel, "hover": Hover}
+TASKS["maze"] = Maze
