@@ -156,6 +156,7 @@ def test_a_run_resumed_from_everything_pickled_equals_the_uninterrupted_run(tmp_
     whole, whole_search, whole_history = map_elites_run(neatpar.Genome, neatpar.SpeciesSet, path, seed=5,
                                                         generations=10)
     first, search, history = map_elites_run(neatpar.Genome, neatpar.SpeciesSet, path, seed=5, generations=4)
+    before = archive_snapshot(search)
     saved = dumps((first.config, first.population, first.species, first.generation, random.getstate(),
                    search.state(), history))
     del first, search
@@ -165,6 +166,7 @@ def test_a_run_resumed_from_everything_pickled_equals_the_uninterrupted_run(tmp_
     resumed.reproduction.innovation_tracker = config.genome_config.innovation_tracker
     random.setstate(rndstate)
     resumed_search = MapElitesSearch.from_state(state)
+    assert_same(before, archive_snapshot(resumed_search), "restored archive", ("saved", "restored"))
     resumed_search.attach(resumed)
     resumed.run(evaluate_with(resumed_search, history), 6)
     assert history == whole_history

@@ -52,6 +52,18 @@ def test_fitness_search_selects_on_the_true_fitness_and_keeps_the_best():
     assert search.best.genome.key == 2 and not search.needs_descriptor
 
 
+@pytest.mark.parametrize("name", SEARCHES)
+def test_every_strategy_attaches_to_a_population_with_the_reproduction_it_names(name, tmp_path):
+    from support.evolution import write_config
+    config = neat.Config(neatpar.Genome, reproduction_type(name, neatpar.Reproduction), neatpar.SpeciesSet,
+                         neat.DefaultStagnation, write_config(str(tmp_path / "neat.cfg"), pop_size=5))
+    population = neat.Population(config, seed=1)
+    search = make_search(name, descriptor_bounds="0 1", descriptor_bins="4")
+    search.attach(population)
+    if name == "map-elites":
+        assert population.reproduction.elites is search.archive
+
+
 def test_map_elites_alone_replaces_the_reproduction_class():
     assert reproduction_type("map-elites", neatpar.Reproduction) is MapElitesReproduction
     for name in ("fitness", "novelty", "novelty+fitness"):

@@ -19,6 +19,11 @@
 
 /* The mean distance of query q to its k nearest rows of refs_t (dims x n, one dimension per row
  * of n values), skipping row `skip`; best holds k doubles, block BLOCK doubles. */
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
+/* Wider vectors where the processor has them (chosen when the module loads); each multiply and add
+ * rounds as in the default build, so the results are the same bits. */
+__attribute__((target_clones("avx2", "default")))
+#endif
 static double query_novelty(const double *q, const double *refs_t, Py_ssize_t n, Py_ssize_t dims,
                             Py_ssize_t skip, Py_ssize_t k, double *best, double *block) {
     Py_ssize_t filled = 0;

@@ -170,6 +170,9 @@ class NoveltySearch:
                            mean_novelty=float(novelty.mean()), max_novelty=float(novelty.max()),
                            threshold=self.archive.threshold if self.archive.kind == "threshold" else None)
 
+    def attach(self, population) -> None:
+        """Nothing to bind: neat-python's reproduction selects on the novelty the genomes carry."""
+
     def state(self) -> dict:
         """A plain, picklable dict (archive, parameters, best genome) for checkpoints."""
         return {"search": self.name, "k": self.k, "weight": self.weight, "archive": self.archive.state(),

@@ -36,6 +36,10 @@ class Search(Protocol):
     def state(self) -> dict:
         """A plain, picklable dict that `restore` turns back into an equal strategy."""
 
+    def attach(self, population) -> None:
+        """Bind the strategy to a neat.Population just made or restored (MAP-Elites gives its
+        reproduction the archive; the others need nothing)."""
+
 
 class FitnessSearch:
     """`search = fitness`: neat-python as it is, selecting on the true fitness."""
@@ -54,7 +58,11 @@ class FitnessSearch:
         self.best = track_best(self.best, genomes, fitness, None, generation)
         return SearchStats(generation, self.name, float(fitness.max()), float(fitness.mean()), self.best.fitness)
 
+    def attach(self, population) -> None:
+        """Nothing to bind: neat-python's own reproduction selects on the fitness."""
+
     def state(self) -> dict:
+        """A plain, picklable dict: the best genome so far."""
         return {"search": self.name, "best": None if self.best is None else self.best.to_dict()}
 
     @classmethod

@@ -5,12 +5,13 @@ into a dead end.
 
 The arena is 200 x 200 units (x to the right, y up), cut into three corridors by two walls: one
 from the left side at y = 67 (open at the right, x > 160) and one from the right side at y = 133
-(open at the left, x < 40). The robot starts at START, bottom left, heading right; the goal is
-at the top right, GOAL. The first corridor leads right and up, ever closer to the goal, into the
-second corridor's right end, right under the goal behind the second wall: the nearest a robot
-gets without turning away, a dead end the reward leads to. The way on runs the whole second
-corridor to the left, away from the goal (each point of it is farther from the goal than the dead
-end), up through the left opening and back right along the top corridor.
+(open at the left, x < 30). The robot starts at START, bottom left, heading right; the goal is at
+the top right, GOAL. The first corridor leads right and up, ever closer to the goal, into a pocket
+at the second corridor's right end, right under the goal behind the second wall (a short wall
+hanging from it at x = 145 closes the pocket but for its bottom): the nearest a robot gets without
+turning away, a dead end the reward leads to. The way on leaves the pocket downwards and runs the
+whole second corridor to the left, away from the goal (each point of it is farther from the goal
+than the dead end), up through the left opening and back right along the top corridor.
 
 Observations (12): six range finders (at -90, -45, 0, 45, 90 and 180 degrees from the heading:
 the distance to the nearest wall along the ray / RANGE, 1 when none is within RANGE), four radar
@@ -43,11 +44,12 @@ MAX_TURN = 0.25          # radians per step
 FINDERS = np.radians([-90.0, -45.0, 0.0, 45.0, 90.0, 180.0])
 DIAGONAL = float(np.hypot(WIDTH, HEIGHT))
 
-# Wall segments (x0, y0, x1, y1): the arena's sides, then the two corridor walls.
+# Wall segments (x0, y0, x1, y1): the arena's sides, the two corridor walls, the pocket's side.
 WALLS = np.array([
     (0, 0, WIDTH, 0), (WIDTH, 0, WIDTH, HEIGHT), (WIDTH, HEIGHT, 0, HEIGHT), (0, HEIGHT, 0, 0),
     (0, 67, 160, 67),
-    (40, 133, 200, 133),
+    (30, 133, 200, 133),
+    (145, 133, 145, 92),
 ], dtype=np.float64)
 
 
