@@ -14,6 +14,7 @@ Prints, per search: runs solved of the seeds, median evaluations to the first so
 solved runs), the mean best fitness; for MAP-Elites, coverage and QD-score per generation (mean
 over seeds). Seeds run in `--processes` worker processes.
 Usage: python bench/bench_maze.py [--seeds 10] [--generations 100] [--processes 2] [--searches a,b]
+                                  [--heat-map archive.png]
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ import numpy as np
 import neatpar
 from neatpar.nn import FeedForwardPopulation
 from neatpar.search import DescriptorAccumulator, Outcome, make_search, parse_descriptor, reproduction_type
+from neatpar.search.archive_files import archive_png
 from neatpar.sim.maze import Maze
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -76,6 +78,7 @@ class RunResult:
     coverage: list[float]
     qd_score: list[float]
     seconds: float
+    heat_map: bytes | None = None  # MAP-Elites: archive.png of the run's final archive
 
 
 class Solved(Exception):
@@ -106,8 +109,9 @@ def run(search_name: str, seed: int, generations: int) -> RunResult:
         solved_at = None
     except Solved:
         solved_at = evaluations[0]
+    heat_map = archive_png(search.archive) if search_name == "map-elites" else None
     return RunResult(search_name, seed, solved_at, search.best.fitness, [s.coverage for s in history],
-                     [s.qd_score for s in history], time.perf_counter() - start)
+                     [s.qd_score for s in history], time.perf_counter() - start, heat_map)
 
 
 def _run(args) -> RunResult:
@@ -115,8 +119,7 @@ def _run(args) -> RunResult:
 
 
 def report(results: list[RunResult], seeds: int, budget: int) -> None:
-    print(f"\n{seeds} seeds, budget {budget} evaluations each (population {budget // max(1, budget // 150)}), "
-          f"maze solved = a robot within the goal's radius\n")
+    print(f"\n{seeds} seeds, a budget of {budget:,} evaluations each; solved: a robot reached the goal\n")
     print("| search | solved | median evaluations to the first solution | mean best fitness | mean run time (s) |")
     print("|---|---|---|---|---|")
     by_search: dict[str, list[RunResult]] = {}
@@ -127,6 +130,11 @@ def report(results: list[RunResult], seeds: int, budget: int) -> None:
         median = f"{statistics.median(solved):,.0f}" if solved else "-"
         print(f"| {name} | {len(solved)} of {len(runs)} | {median} | "
               f"{statistics.mean(r.best_fitness for r in runs):.3f} | {statistics.mean(r.seconds for r in runs):.1f} |")
+    print("\nEvaluations to the first solution per seed (- for none within the budget):\n")
+    print("| search | " + " | ".join(str(r.seed) for r in next(iter(by_search.values()))) + " |")
+    print("|---|" + "---|" * len(next(iter(by_search.values()))))
+    for name, runs in by_search.items():
+        print(f"| {name} | " + " | ".join("-" if r.solved_at is None else f"{r.solved_at:,}" for r in runs) + " |")
     elites = by_search.get("map-elites")
     if elites:
         print("\nMAP-Elites per generation (mean over the runs still going; 100 cells):\n")
@@ -145,6 +153,7 @@ def main() -> None:
     parser.add_argument("--generations", type=int, default=100)
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument("--searches", default="fitness,novelty,novelty+fitness,map-elites")
+    parser.add_argument("--heat-map", metavar="PATH", help="write the first MAP-Elites run's archive.png there")
     args = parser.parse_args()
     tasks = [(name, seed, args.generations) for name in args.searches.split(",") for seed in range(1, args.seeds + 1)]
     started = time.perf_counter()
@@ -153,6 +162,10 @@ def main() -> None:
     pop_size = neat.Config(neatpar.Genome, neatpar.Reproduction, neatpar.SpeciesSet, neat.DefaultStagnation,
                            CONFIG).pop_size
     report(results, args.seeds, pop_size * args.generations)
+    maps = [r.heat_map for r in results if r.heat_map]
+    if args.heat_map and maps:
+        with open(args.heat_map, "wb") as f:
+            f.write(maps[0])
     print(f"\nwhole study: {time.perf_counter() - started:.0f} s on {args.processes} processes")
 
 

@@ -3,7 +3,6 @@ fitness, genome key and the genome in the genome files' form, which loads back),
 real heat map of the elites' fitness, and without matplotlib there is no picture and no error."""
 import io
 import json
-import os
 import subprocess
 import sys
 

@@ -3,7 +3,7 @@ for values outside), a cell's elite replaced only by a strictly fitter genome, c
 QD-score; the reproduction that breeds children from the elites with neat-python's own calls, so
 that neatpar's NEAT-step genomes give neat-python's DefaultGenome's children draw for draw; and a
 run resumed from everything pickled after k generations that equals the uninterrupted run."""
-import os
+import pickle
 import random
 import types
 
@@ -161,7 +161,7 @@ def test_a_run_resumed_from_everything_pickled_equals_the_uninterrupted_run(tmp_
                    search.state(), history))
     del first, search
     random.seed(12345)                        # a new process's generator, until the state is restored
-    config, members, species, generation, rndstate, state, history = __import__("pickle").loads(saved)
+    config, members, species, generation, rndstate, state, history = pickle.loads(saved)
     resumed = neat.Population(config, (members, species, generation))
     resumed.reproduction.innovation_tracker = config.genome_config.innovation_tracker
     random.setstate(rndstate)
