@@ -34,6 +34,9 @@ COMPILE_FLAGS = {
 # builds use Win32 threads, which need no flag.
 THREADED = {"neatpar.evolution._core"}
 THREAD_FLAGS = {"gcc": [] if os.name == "nt" else ["-pthread"], "msvc": []}
+# Loops the compiler should vectorise (HyperNEAT's queries and substrates, novelty's distances over
+# reference rows) get gcc's and clang's -O3; each sum still runs in its written order.
+VECTORISED = {"neatpar.nn._substrate", "neatpar.search._knn"}
 
 
 class BuildExtByCompiler(build_ext):
@@ -44,7 +47,10 @@ class BuildExtByCompiler(build_ext):
         family = "msvc" if self.compiler.compiler_type == "msvc" else "gcc"
         for ext in self.extensions:
             threads = THREAD_FLAGS[family] if ext.name in THREADED else []
-            ext.extra_compile_args = COMPILE_FLAGS[family] + threads
+            flags = COMPILE_FLAGS[family]
+            if family == "gcc" and ext.name in VECTORISED:
+                flags = [("-O3" if flag == "-O2" else flag) for flag in flags]
+            ext.extra_compile_args = flags + threads
             ext.extra_link_args = threads
         super().build_extensions()
 
@@ -81,5 +87,6 @@ setup(
                   depends=["neatpar/evolution/core/core.h", "neatpar/evolution/core/threads_shim.h"]),
         Extension("neatpar.envs.unity._wire", sources=["neatpar/envs/unity/_wire.c"]),
         Extension("neatpar.envs.unity._pixels", sources=["neatpar/envs/unity/_pixels.c"]),
+        Extension("neatpar.search._knn", sources=["neatpar/search/_knn.c"]),
     ],
 )

@@ -96,6 +96,11 @@ class FitnessError(NeatparError, TypeError):
     """The fitness function returned something that is not a finite number."""
 
 
+class DescriptorError(NeatparError, ValueError):
+    """A genome's behaviour descriptor is missing, of the wrong length or not finite (the search
+    needs one of the same width for every genome)."""
+
+
 # ---------------------------------------------------------------- environments and runs
 
 class SimulatorError(NeatparError, RuntimeError):

@@ -113,7 +113,8 @@ STACK = (
     ("neatpar.config",),      # the settings: readers, the model, its keys' rules, config files, resume policy
     ("neatpar.parallel",      # the spawn pool and ParallelEvaluator, environment-free
      "neatpar.evolution"),    # the NEAT step classes
-    ("neatpar.nn",),          # the population kernel, the network kinds' engines, ONNX export
+    ("neatpar.nn",            # the population kernel, the network kinds' engines, ONNX export
+     "neatpar.search"),       # how a generation is scored and selected: fitness, novelty, MAP-Elites
     ("neatpar.envs",),        # Unity ML-Agents and Gymnasium as the runner's environments
     ("neatpar.run",           # what turns genomes into fitness: runner, evaluators, inference, env hosts, leagues
      "neatpar.record"),       # what a run leaves behind

@@ -199,8 +199,8 @@ def test_any_order_of_options_and_unity_flags_reads_the_same(case):
 
 
 @pytest.mark.parametrize("argv, message", [
-    ([], "first argument must be a task (ball, camera, duel, hover, probe, teams), got []"),
-    (["pong", "--mlagents-port", "5005"], "first argument must be a task (ball, camera, duel, hover, probe, teams), got ['pong']"),
+    ([], "first argument must be a task (ball, camera, duel, hover, maze, probe, teams), got []"),
+    (["pong", "--mlagents-port", "5005"], "first argument must be a task (ball, camera, duel, hover, maze, probe, teams), got ['pong']"),
     (["ball", "--agents"], "--agents needs a value"),
     (["ball", "--mlagents-port", "50x5"], "--mlagents-port must be an integer, got '50x5'"),
     (["ball", "--mlagents-port", "70000"], "--mlagents-port must be a TCP port, got 70000"),

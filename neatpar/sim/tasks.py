@@ -11,6 +11,7 @@ import numpy as np
 from . import render
 from .camera import Camera
 from .duel import Duel
+from .maze import Maze
 from .probe import Probe
 from .spec import AreaTask, Behavior, StepResult, Task, integer, positive_int
 
@@ -355,4 +356,4 @@ class Hover(Task):
         return canvas.image
 
 
-TASKS = {"ball": Ball3D, "teams": TwoTeams, "probe": Probe, "duel": Duel, "hover": Hover, "camera": Camera}
+TASKS = {"ball": Ball3D, "teams": TwoTeams, "probe": Probe, "duel": Duel, "hover": Hover, "camera": Camera, "maze": Maze}

@@ -1,0 +1,141 @@
+"""A deceptive maze for novelty search, after Lehman and Stanley's maze navigation ("Abandoning
+Objectives", Evolutionary Computation 19(2), 2011): a round robot with range finders and a goal
+radar drives through a walled arena, and the reward is how close it ends to the goal, which leads
+into a dead end.
+
+The arena is 200 x 200 units (x to the right, y up), cut into three corridors by two walls: one
+from the left side at y = 67 (open at the right, x > 160) and one from the right side at y = 133
+(open at the left, x < 30). The robot starts at START, bottom left, heading right; the goal is at
+the top right, GOAL. The first corridor leads right and up, ever closer to the goal, into a pocket
+at the second corridor's right end, right under the goal behind the second wall (a short wall
+hanging from it at x = 145 closes the pocket but for its bottom): the nearest a robot gets without
+turning away, a dead end the reward leads to. The way on leaves the pocket downwards and runs the
+whole second corridor to the left, away from the goal (each point of it is farther from the goal
+than the dead end), up through the left opening and back right along the top corridor.
+
+Observations (12): six range finders (at -90, -45, 0, 45, 90 and 180 degrees from the heading:
+the distance to the nearest wall along the ray / RANGE, 1 when none is within RANGE), four radar
+slices (1 for the 90-degree slice, front, left, back or right, in which the goal lies, else 0),
+and the robot's position, x and y scaled to [-1, 1] (the last two: what a descriptor
+`final_observation[10:12]` reads). Actions (2, continuous, clipped to [-1, 1]): turn (MAX_TURN
+radians per step, counter-clockwise for positive) and speed (MAX_SPEED units per step, backwards
+for negative); a move that would bring the robot within its radius of a wall is not made (the
+robot stays where it is, as in Lehman and Stanley's simulator); an agent that does not act stands
+still. The episode ends when the robot comes within GOAL_RADIUS of the goal (reward 1), or is
+interrupted at max_steps academy steps (reward 1 - distance to the goal / the arena's diagonal);
+no reward comes before the episode's end. Nothing is drawn at random: the same actions give the
+same episode.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .spec import Behavior, StepResult, Task, positive_int
+
+WIDTH, HEIGHT = 200.0, 200.0
+START = (20.0, 30.0)
+START_HEADING = 0.0
+GOAL = (180.0, 170.0)
+GOAL_RADIUS = 8.0
+RADIUS = 6.0             # the robot's
+RANGE = 100.0            # of a range finder
+MAX_SPEED = 3.0          # units per step
+MAX_TURN = 0.25          # radians per step
+FINDERS = np.radians([-90.0, -45.0, 0.0, 45.0, 90.0, 180.0])
+DIAGONAL = float(np.hypot(WIDTH, HEIGHT))
+
+# Wall segments (x0, y0, x1, y1): the arena's sides, the two corridor walls, the pocket's side.
+WALLS = np.array([
+    (0, 0, WIDTH, 0), (WIDTH, 0, WIDTH, HEIGHT), (WIDTH, HEIGHT, 0, HEIGHT), (0, HEIGHT, 0, 0),
+    (0, 67, 160, 67),
+    (30, 133, 200, 133),
+    (145, 133, 145, 92),
+], dtype=np.float64)
+
+
+def closeness(position: np.ndarray) -> np.ndarray:
+    """1 - distance to the goal / the arena's diagonal, for (n, 2) positions."""
+    return 1.0 - np.hypot(position[:, 0] - GOAL[0], position[:, 1] - GOAL[1]) / DIAGONAL
+
+
+def _cross(ax, ay, bx, by):
+    return ax * by - ay * bx
+
+
+def ranges(position: np.ndarray, heading: np.ndarray) -> np.ndarray:
+    """(n, 6) distance along each range finder to the nearest wall, capped at RANGE."""
+    angles = heading[:, None] + FINDERS[None, :]                    # (n, 6)
+    ux, uy = np.cos(angles)[..., None], np.sin(angles)[..., None]   # (n, 6, 1)
+    ax, ay = WALLS[:, 0], WALLS[:, 1]
+    ex, ey = WALLS[:, 2] - ax, WALLS[:, 3] - ay                     # (walls,)
+    px, py = position[:, 0, None, None], position[:, 1, None, None]
+    denom = _cross(ux, uy, ex, ey)                                  # (n, 6, walls)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = _cross(ax - px, ay - py, ex, ey) / denom
+        s = _cross(ax - px, ay - py, ux, uy) / denom
+    hit = (denom != 0) & (t >= 0) & (s >= 0) & (s <= 1)
+    return np.minimum(np.where(hit, t, np.inf).min(axis=2), RANGE)
+
+
+def wall_distance(position: np.ndarray) -> np.ndarray:
+    """(n,) distance from each position to the nearest wall."""
+    ax, ay = WALLS[:, 0], WALLS[:, 1]
+    ex, ey = WALLS[:, 2] - ax, WALLS[:, 3] - ay
+    px, py = position[:, 0, None], position[:, 1, None]
+    along = np.clip(((px - ax) * ex + (py - ay) * ey) / (ex * ex + ey * ey), 0.0, 1.0)
+    return np.hypot(px - (ax + along * ex), py - (ay + along * ey)).min(axis=1)
+
+
+def radar(position: np.ndarray, heading: np.ndarray) -> np.ndarray:
+    """(n, 4) one-hot slice of the goal's direction: front, left, back, right of the heading."""
+    bearing = np.arctan2(GOAL[1] - position[:, 1], GOAL[0] - position[:, 0]) - heading
+    slice_ = np.floor(np.mod(bearing + np.pi / 4, 2 * np.pi) / (np.pi / 2)).astype(np.int64) % 4
+    return np.eye(4)[slice_]
+
+
+class Maze(Task):
+    """`agents` robots, each alone in its own copy of the maze (see the module docstring)."""
+
+    OPTIONS = ("agents", "max_steps")
+
+    def __init__(self, options: dict, rng: np.random.Generator):
+        self.n = positive_int(options, "agents", 16, 4096)
+        self.max_steps = positive_int(options, "max_steps", 400, 10**7)
+        self.behaviors = (Behavior("Maze?team=0", 12, continuous=2),)
+        self.position = np.zeros((self.n, 2))
+        self.heading = np.zeros(self.n)
+        self.steps = np.zeros(self.n, dtype=np.int64)
+        self._restart(np.arange(self.n))
+
+    def rows(self, behavior: str) -> int:
+        return self.n
+
+    def _restart(self, rows: np.ndarray) -> None:
+        self.position[rows] = START
+        self.heading[rows] = START_HEADING
+        self.steps[rows] = 0
+
+    def restart(self, rows: dict[str, np.ndarray]) -> None:
+        self._restart(rows.get(self.behaviors[0].name, np.zeros(0, np.int64)))
+
+    def observe(self, behavior: str) -> np.ndarray:
+        scaled = self.position / (np.array([WIDTH, HEIGHT]) / 2) - 1.0
+        return np.column_stack([ranges(self.position, self.heading) / RANGE, radar(self.position, self.heading),
+                                scaled]).astype(np.float32)
+
+    def step(self, actions: dict, acting: dict, deciding: dict) -> dict[str, StepResult]:
+        name = self.behaviors[0].name
+        continuous, _ = actions[name]
+        action = np.clip(continuous.astype(np.float64), -1.0, 1.0)
+        action[~acting[name]] = 0.0
+        self.heading = np.mod(self.heading + MAX_TURN * action[:, 0], 2 * np.pi)
+        speed = MAX_SPEED * action[:, 1]
+        moved = self.position + np.column_stack([np.cos(self.heading), np.sin(self.heading)]) * speed[:, None]
+        free = wall_distance(moved) >= RADIUS
+        self.position[free] = moved[free]
+        self.steps += 1
+        reached = np.hypot(self.position[:, 0] - GOAL[0], self.position[:, 1] - GOAL[1]) < GOAL_RADIUS
+        interrupted = ~reached & (self.steps >= self.max_steps)
+        done = reached | interrupted
+        reward = np.where(reached, 1.0, np.where(interrupted, closeness(self.position), 0.0)).astype(np.float32)
+        return {name: StepResult(reward, np.zeros(self.n, np.float32), done, interrupted)}
