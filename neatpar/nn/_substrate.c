@@ -466,8 +466,12 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_substrate",
-                                    "neatpar's HyperNEAT substrate query and networks (C).", -1, methods,
-                                    NULL, NULL, NULL, NULL};
+static struct PyModuleDef substrate_def = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "neatpar.nn._substrate",
+    .m_doc = "neatpar's HyperNEAT substrate query and networks (C).",
+    .m_size = 0,
+    .m_methods = methods,
+};
 
-PyMODINIT_FUNC PyInit__substrate(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__substrate(void) { return PyModuleDef_Init(&substrate_def); }

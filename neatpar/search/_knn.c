@@ -65,6 +65,7 @@ static double query_novelty(const double *q, const double *refs_t, Py_ssize_t n,
 /* novelty(queries, refs, exclude, k, dims, out): buffers of float64 (queries: q x dims, refs:
  * n x dims, out: q) and int64 (exclude: q, -1 for none). Releases the GIL while it computes. */
 static PyObject *novelty(PyObject *self, PyObject *args) {
+    (void)self;
     Py_buffer bq, br, bx, bo;
     Py_ssize_t k, dims;
     if (!PyArg_ParseTuple(args, "y*y*y*nnw*", &bq, &br, &bx, &k, &dims, &bo))
@@ -113,7 +114,12 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_knn",
-                                    "Exact k-nearest-neighbour novelty (see knn.py).", -1, methods};
+static struct PyModuleDef knn_def = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "neatpar.search._knn",
+    .m_doc = "Exact k-nearest-neighbour novelty (see knn.py).",
+    .m_size = 0,
+    .m_methods = methods,
+};
 
-PyMODINIT_FUNC PyInit__knn(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__knn(void) { return PyModuleDef_Init(&knn_def); }

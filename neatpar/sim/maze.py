@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import render
 from .spec import Behavior, StepResult, Task, positive_int
 
 WIDTH, HEIGHT = 200.0, 200.0
@@ -139,3 +140,20 @@ class Maze(Task):
         done = reached | interrupted
         reward = np.where(reached, 1.0, np.where(interrupted, closeness(self.position), 0.0)).astype(np.float32)
         return {name: StepResult(reward, np.zeros(self.n, np.float32), done, interrupted)}
+
+    GOAL_COLOR, ROBOT_COLOR = (90, 200, 110), (240, 240, 240)
+
+    def render(self, behavior: str, row: int) -> np.ndarray:
+        """The maze from above (+y upwards): its walls, the goal's disc, the robot and a line from
+        its centre along its heading."""
+        canvas = render.Canvas()
+        across = render.Scale(0.0, WIDTH, 8, render.SIZE - 8)
+        up = render.Scale(0.0, HEIGHT, render.SIZE - 8, 8)
+        for x0, y0, x1, y1 in WALLS:
+            canvas.line(across(x0), up(y0), across(x1), up(y1), render.LINE)
+        canvas.disc(across(GOAL[0]), up(GOAL[1]), across.length(GOAL_RADIUS), self.GOAL_COLOR)
+        (x, y), heading = self.position[row], self.heading[row]
+        canvas.disc(across(x), up(y), across.length(RADIUS), self.ROBOT_COLOR)
+        tip = (x + 2 * RADIUS * np.cos(heading), y + 2 * RADIUS * np.sin(heading))
+        canvas.line(across(x), up(y), across(tip[0]), up(tip[1]), render.HIGHLIGHT, width=2)
+        return canvas.image
