@@ -80,7 +80,7 @@ class EditableWheelWithHook(editable_wheel):
 setup(
     cmdclass={"build_ext": BuildExtByCompiler, "build_py": BuildPyWithHook, "editable_wheel": EditableWheelWithHook},
     ext_modules=[
-        Extension("neatpar.nn._kernel", sources=["neatpar/nn/_kernel.c"]),
+        Extension("neatpar.nn._kernel", sources=["neatpar/nn/_kernel.c"], depends=["neatpar/nn/neat_functions.h"]),
         Extension("neatpar.nn._substrate", sources=["neatpar/nn/_substrate.c"], depends=["neatpar/nn/neat_functions.h"]),
         Extension("neatpar.evolution._core",
                   sources=["neatpar/evolution/_core.c"] + sorted(glob.glob("neatpar/evolution/core/*.c")),

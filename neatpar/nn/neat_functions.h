@@ -1,7 +1,9 @@
 /*
  * neat-python 2.0's built-in activation and aggregation functions in C, to the last bit.
  *
- * The same definitions, operation for operation, as the population kernel's (_kernel.c): the same
+ * One definition for the two extensions that evaluate networks (_kernel.c, _substrate.c), kept
+ * in a header of static functions so that each caller's loops over one function code inline it
+ * (the substrate's per-node loops rely on that for their speed). The same
  * libm calls in the same order as Python's math module makes them (math.exp, math.tanh and float
  * ** n call the C library too), and CPython's own steps where it does more than one C operation
  * (float ** n, list.sort). Compile with -ffp-contract=off -fno-fast-math: a fused multiply-add
