@@ -15,6 +15,7 @@ import neat
 import neat.parallel
 
 import neatpar
+from neatpar.processes import cpu_count
 
 CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "configs", "xor.cfg")
 
@@ -77,7 +78,7 @@ def main():
                          neat.DefaultStagnation, CONFIG)
     genomes = list(neat.Population(config, seed=1).population.items())
     n = len(genomes)
-    print(f"population {n}, 2 workers, median of {args.reps} generations, {os.cpu_count()} cores\n")
+    print(f"population {n}, 2 workers, median of {args.reps} generations, {cpu_count()} cores\n")
 
     trivial_rows = measure(trivial, genomes, config, args.reps)
     ours = trivial_rows["neatpar.ParallelEvaluator (spawn)"]
