@@ -12,7 +12,7 @@ the platforms' own behaviour: libraries keep this machine's surface, and what ru
 
 The layout scan lists the places where Linux-only or platform-branching code may be (PLACES) and
 finds such code nowhere else in the project's code (neatpar/, the top-level modules, bench/,
-examples/)."""
+examples/). The CI workflow for hosted macOS and Windows runners runs the README's test command."""
 import ast
 import json
 import os
@@ -163,3 +163,18 @@ def test_the_scan_sees_what_it_looks_for():
     """Each allowed place names what it is allowed (an allowance nothing uses is a stale one)."""
     for path, allowed in PLACES.items():
         assert {what for _, what in platform_code(path)} == allowed, path
+
+
+def test_the_workflow_runs_the_readme_s_test_command_on_each_platform():
+    """.github/workflows/test.yml: Linux, macOS and Windows runners, Python 3.11, `make test` where
+    there is make and dev.py's same command on Windows, as the README gives them."""
+    import yaml   # mkdocs's dependency (the test extra)
+    with open(os.path.join(ROOT, ".github", "workflows", "test.yml")) as f:
+        job = yaml.safe_load(f)["jobs"]["test"]
+    assert job["strategy"]["matrix"]["os"] == ["ubuntu-latest", "macos-latest", "windows-latest"]
+    assert [s["with"]["python-version"] for s in job["steps"] if s.get("uses", "").startswith("actions/setup-python")] \
+        == ["3.11"]
+    assert {s["if"]: s["run"] for s in job["steps"] if "run" in s} == {
+        "runner.os != 'Windows'": "make test PYTHON=python", "runner.os == 'Windows'": "python dev.py test"}
+    readme = open(os.path.join(ROOT, "README.md")).read()
+    assert "make test" in readme and "py -3.11 dev.py test" in readme
