@@ -258,7 +258,8 @@ class Pool:
         self.join(timeout=5.0)
 
     def terminate(self) -> None:
-        """Stop every worker now (SIGTERM, then SIGKILL), by the PIDs this pool started."""
+        """Stop every worker now (terminate, then kill: SIGTERM and SIGKILL, or TerminateProcess on
+        Windows), by the processes this pool started."""
         self._closed = True
         for w in self._workers:
             if w.process.is_alive():

@@ -10,7 +10,8 @@ neatpar's stand-in builds (unity_builds/) ship a launcher for each platform: the
 player; on Windows, where mlagents-envs starts only `.exe` files (a batch file is none, and a script
 cannot pass for one), the batch file `NAME.cmd` names the task, and mlagents-envs is given the
 `neatpar-sim` program that pip installs with neatpar as an `.exe`, with the task as its first
-argument after Unity's.
+argument after Unity's. That `.exe` (pip's script launcher) runs Python in a job object that ends
+with it and exits with Python's status, so killing it kills the game, as killing a player does.
 """
 from __future__ import annotations
 
