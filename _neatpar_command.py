@@ -1,15 +1,19 @@
-"""The `neatpar` command: neatpar.cli's main, with Ctrl+C (and SIGTERM) held back while Python
-imports neatpar, so that they end the command quietly with exit status 130 (143) as at every later
-moment of a run. Raised inside the initialization of a C extension (numpy's, for one), a
-KeyboardInterrupt turns into an ImportError, is lost, or crashes the interpreter."""
+"""The `neatpar` command: neatpar.cli's main, with Ctrl+C (and SIGTERM, and Windows' SIGBREAK) held
+back while Python imports neatpar, so that they end the command quietly with exit status 130 (143)
+as at every later moment of a run. Raised inside the initialization of a C extension (numpy's, for
+one), a KeyboardInterrupt turns into an ImportError, is lost, or crashes the interpreter. The
+signals are neatpar.processes.stop_signals(), named here because importing neatpar is what they are
+held back for."""
 import signal
 import sys
+
+STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGBREAK")   # SIGBREAK: Windows only
 
 
 def main() -> int:
     caught = []
     held = {sig: signal.signal(sig, lambda signum, frame: caught.append(signum))
-            for sig in (signal.SIGINT, signal.SIGTERM)}
+            for sig in (getattr(signal, name) for name in STOP_SIGNALS if hasattr(signal, name))}
     try:
         from neatpar.cli import main as run
     finally:
@@ -17,5 +21,5 @@ def main() -> int:
             signal.signal(sig, previous)
     if caught:
         sys.stderr.write("\ninterrupted\n")
-        return 128 + caught[0]
+        return 128 + (signal.SIGINT if caught[0] == signal.SIGINT else signal.SIGTERM)
     return run()

@@ -16,6 +16,8 @@ import numpy as np
 from mlagents_envs.base_env import ActionTuple
 from mlagents_envs.environment import UnityEnvironment
 
+from neatpar.processes import cpu_count
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -25,7 +27,7 @@ def get_action(network, obs, agent):
 
 def seed_design_actions(nets, obs):
     """The design seed: a new pool per step, one apply_async per agent (networks pickled)."""
-    pool = multiprocessing.get_context("spawn").Pool(processes=os.cpu_count())
+    pool = multiprocessing.get_context("spawn").Pool(processes=cpu_count())
     results = [pool.apply_async(get_action, (net, list(o), a)) for a, (net, o) in enumerate(zip(nets, obs))]
     pool.close()
     pool.join()

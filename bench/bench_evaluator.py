@@ -15,6 +15,7 @@ import neat
 import neat.parallel
 
 import neatpar
+from neatpar.processes import cpu_count
 
 CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "configs", "xor.cfg")
 
@@ -51,16 +52,17 @@ def neat_python_pool(method, fitness):
     # neat-python draws a tqdm bar on every evaluate(); neatpar draws none off a terminal. Compare
     # the evaluators, not the bars.
     neat.parallel.tqdm = lambda iterable, total=None: iterable
+    before = multiprocessing.get_start_method()
     multiprocessing.set_start_method(method, force=True)
     try:
         return neat.ParallelEvaluator(2, fitness)
     finally:
-        multiprocessing.set_start_method("fork", force=True)
+        multiprocessing.set_start_method(before, force=True)
 
 
 def measure(fitness, genomes, config, reps):
     rows = {"serial": timed(serial_evaluate(fitness), genomes, config, reps)}
-    for method in ("fork", "spawn"):
+    for method in [m for m in ("fork", "spawn") if m in multiprocessing.get_all_start_methods()]:  # no fork on Windows
         pe = neat_python_pool(method, fitness)
         rows[f"neat-python ParallelEvaluator ({method})"] = timed(pe.evaluate, genomes, config, reps)
         pe.close()
@@ -77,7 +79,7 @@ def main():
                          neat.DefaultStagnation, CONFIG)
     genomes = list(neat.Population(config, seed=1).population.items())
     n = len(genomes)
-    print(f"population {n}, 2 workers, median of {args.reps} generations, {os.cpu_count()} cores\n")
+    print(f"population {n}, 2 workers, median of {args.reps} generations, {cpu_count()} cores\n")
 
     trivial_rows = measure(trivial, genomes, config, args.reps)
     ours = trivial_rows["neatpar.ParallelEvaluator (spawn)"]

@@ -28,6 +28,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from realistic_genomes import realistic  # noqa: E402
 from stock_env import ROOT  # noqa: E402
 
+from neatpar.processes import cpu_count  # noqa: E402
 from neatpar.envs.unity.adapter import UnityAdapter  # noqa: E402
 from neatpar.envs.unity.bridge import SimulatorBridge  # noqa: E402
 from neatpar.run.evaluator import EnvEvaluator  # noqa: E402
@@ -164,7 +165,7 @@ def main():
     parser.add_argument("--reps", type=int, default=9)
     args = parser.parse_args()
     config, genomes = realistic(64, seed=2)
-    print(f"{os.cpu_count()} cores, median of {args.reps}\n")
+    print(f"{cpu_count()} cores, median of {args.reps}\n")
     cost = generation_cost(genomes, config, args.reps)
     print("(a) a ball generation (32 agents, 64 genomes, 100 decisions) that records nothing\n")
     (median, fastest), (median_with, fastest_with) = cost["without"], cost["with"]

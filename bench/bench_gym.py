@@ -29,6 +29,7 @@ import neat
 import numpy as np
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 
+from neatpar.processes import cpu_count
 from neatpar import EnvEvaluator
 from neatpar.envs.gym import DEFAULT_COPIES, GymEnvironment, GymSetup, episode_seed
 from neatpar.settings import load
@@ -237,7 +238,7 @@ def main():
     parser.add_argument("--generations", type=int, default=4, help="measured generations per row (the best counts)")
     parser.add_argument("--no-hosts", action="store_true", help="leave out neatpar with envs = 2")
     args = parser.parse_args()
-    print(f"{os.cpu_count()} cores; population {POPULATION}, one episode per genome, neatpar agents = "
+    print(f"{cpu_count()} cores; population {POPULATION}, one episode per genome, neatpar agents = "
           f"{args.agents}; best of {args.generations} generations\n")
     print("| environment | population | mean steps | serial | ParallelEvaluator (2) | neatpar in process | "
           "neatpar envs = 2 | in process vs PE | envs = 2 vs PE | envs = 2 vs serial |")

@@ -23,6 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from realistic_genomes import realistic  # noqa: E402
 from stock_env import ROOT  # noqa: E402
 
+from neatpar.processes import cpu_count  # noqa: E402
 from neatpar.run.evaluator import UnityEvaluator  # noqa: E402
 from neatpar.config.behaviors import BehaviorRole  # noqa: E402
 from neatpar.config.settings import Settings  # noqa: E402
@@ -61,7 +62,7 @@ def main():
     parser.add_argument("--ray", action="store_true", help="also run the env hosts as Ray actors")
     args = parser.parse_args()
     config, genomes = realistic(args.genomes, seed=2)
-    print(f"{os.cpu_count()} cores; population {args.genomes}, {args.game} build, {args.episode} decisions per "
+    print(f"{cpu_count()} cores; population {args.genomes}, {args.game} build, {args.episode} decisions per "
           f"episode{' at most' if args.game == 'ball' else ''}; median of {GENERATIONS} generations\n")
     print("| agents per simulator | envs | where | generation time | vs envs = 1 | scored agent-steps/s |")
     print("|---|---|---|---|---|---|")

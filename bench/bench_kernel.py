@@ -22,6 +22,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from realistic_genomes import realistic  # noqa: E402
 
+from neatpar.processes import cpu_count  # noqa: E402
 from neatpar.nn import FeedForwardPopulation  # noqa: E402
 
 
@@ -31,7 +32,7 @@ def get_action(network, obs, agent):
 
 def seed_design_step(nets, obs):
     """The design seed: a pool per step, one task per agent, every network pickled each time."""
-    pool = multiprocessing.get_context("spawn").Pool(processes=os.cpu_count())
+    pool = multiprocessing.get_context("spawn").Pool(processes=cpu_count())
     results = [pool.apply_async(get_action, (net, list(o), a)) for a, (net, o) in enumerate(zip(nets, obs))]
     pool.close()
     pool.join()

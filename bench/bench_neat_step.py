@@ -37,6 +37,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))  # the identity tests' snapshots and configs
 from support import evolution as es  # noqa: E402
 
+from neatpar.processes import cpu_count  # noqa: E402
+
 ALL_FUNCTIONS = dict(activation_options=" ".join(es.ACTIVATIONS), activation_default="random",
                      activation_mutate_rate=0.2, aggregation_options=" ".join(es.AGGREGATIONS),
                      aggregation_default="random", aggregation_mutate_rate=0.2)
@@ -193,7 +195,7 @@ def main() -> None:
         neatpar_impl = es.neatpar_classes()
     except AssertionError as missing:
         raise SystemExit(str(missing)) from None
-    print(f"{os.cpu_count()} cores; the NEAT step (reproduce + speciate + reporters) per generation in ms of CPU time, the "
+    print(f"{cpu_count()} cores; the NEAT step (reproduce + speciate + reporters) per generation in ms of CPU time, the "
           "median over the generations measured; seed 1; identical = the whole state equal after every generation; "
           "species and genome size at the last generation", flush=True)
     results: dict[tuple, Result] = {}  # a shape in both tables is run once

@@ -44,7 +44,7 @@ GUIDES = {
     "ctrnn_time_step": "../guides/networks.md#continuous-time-networks-network-ctrnn",
     "fitness": "../guides/unity.md#how-neatpar-plays-your-game",
     "time_scale": "../guides/unity.md#point-neatpar-at-the-build",
-    "no_graphics": "../guides/unity.md#build-a-headless-linux-player",
+    "no_graphics": "../guides/unity.md#build-a-headless-player",
     "timeout": "../guides/unity.md#point-neatpar-at-the-build",
     "checkpoint_interval": "../guides/runs.md#checkpoints-and-resume",
     "worker_id": "../guides/unity.md#point-neatpar-at-the-build",
@@ -184,7 +184,7 @@ def cli_page() -> str:
             "# The `neatpar` command",
             "",
             "`pip install` puts `neatpar` on the environment's PATH (after `make demo` or `make test`: "
-            "`.venv/bin/neatpar`, or `source .venv/bin/activate` first). "
+            "`.venv/bin/neatpar`, on Windows `.venv\\Scripts\\neatpar`, or activate the environment first). "
             "The flags of `neatpar evolve` that are also `[neatpar]` keys are read and checked by the same "
             "code as the keys (see [the `[neatpar]` keys](config.md)).",
             "",

@@ -9,6 +9,7 @@ import os
 import neat
 
 import neatpar
+from neatpar.processes import cpu_count
 
 XOR_INPUTS = [(0.0, 0.0), (0.0, 1.0), (1.0, 0.0), (1.0, 1.0)]
 XOR_OUTPUTS = [0.0, 1.0, 1.0, 0.0]
@@ -25,7 +26,7 @@ def eval_genome(genome, config):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--generations", type=int, default=200)
-    parser.add_argument("--workers", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--workers", type=int, default=cpu_count())
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--backend", choices=("local", "ray"), default="local",
                         help="ray: evaluate on a Ray cluster (pip install 'neatpar[ray]')")

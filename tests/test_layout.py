@@ -108,7 +108,8 @@ def test_no_import_cycle():
 # names (neatpar/__init__.py, __main__.py, settings.py). The simulator builds (neatpar.sim) are a
 # separate program beside the stack: they import nothing of it, and nothing of it imports them.
 STACK = (
-    ("neatpar.errors", "neatpar.version"),   # every exception neatpar raises; its version
+    ("neatpar.errors", "neatpar.version",    # every exception neatpar raises; its version
+     "neatpar.processes"),                   # the system's processes, CPUs and signals, on every platform
     ("neatpar.types",),       # the records every floor reads: layouts and batches, stats, run state, genome files
     ("neatpar.config",),      # the settings: readers, the model, its keys' rules, config files, resume policy
     ("neatpar.parallel",      # the spawn pool and ParallelEvaluator, environment-free
@@ -160,13 +161,14 @@ def test_layers_import_downwards_only():
 
 
 def test_the_generic_engine_stands_alone():
-    """parallel/ (the pool) knows nothing of neatpar but its errors, and evolution/ (the NEAT step)
-    nothing of neatpar at all: both serve a neat-python script without the rest."""
+    """parallel/ (the pool) knows nothing of neatpar but its errors and the system's processes, and
+    evolution/ (the NEAT step) nothing of neatpar but the CPU count (processes.py): both serve a
+    neat-python script without the rest."""
     edges = graph()
     wrong = [f"{name} -> {t}" for name, targets in edges.items() if within(name, "neatpar.parallel")
-             for t in targets if not (within(t, "neatpar.parallel") or t == "neatpar.errors")]
+             for t in targets if not (within(t, "neatpar.parallel") or t in ("neatpar.errors", "neatpar.processes"))]
     wrong += [f"{name} -> {t}" for name, targets in edges.items() if within(name, "neatpar.evolution")
-              for t in targets if not within(t, "neatpar.evolution")]
+              for t in targets if not (within(t, "neatpar.evolution") or t == "neatpar.processes")]
     assert not wrong, wrong
 
 

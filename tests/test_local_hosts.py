@@ -13,7 +13,8 @@ import time
 import pytest
 
 from neatpar import settings as run_config
-from neatpar.run.hosts import HostProgress, HostSetup, process_start_time
+from neatpar.processes import START_TOLERANCE, start_stamp
+from neatpar.run.hosts import HostProgress, HostSetup
 from neatpar.run.local_hosts import HostCells, LocalHosts
 from support.configs import ball_cfg
 from support.paths import ROOT
@@ -47,14 +48,15 @@ def test_a_lost_host_s_simulator_is_killed_only_while_it_is_the_process_that_hos
     try:
         cells = hosts._cells
         cells.set(0, HostCells.PID, later.pid)
-        cells.set(0, HostCells.START, process_start_time(later.pid) + 1)  # the PID now names another process
+        # the PID now names a process that started later than the one published with it
+        cells.set(0, HostCells.START, start_stamp(later.pid) - round((START_TOLERANCE + 1) * 1e6))
         cells.set(0, HostCells.PART, 3)
         hosts._kill_simulator(0)
         assert hosts.simulator_pids == [0] and cells.get(0, HostCells.PART) == -1  # forgotten all the same
         later.terminate()
         assert later.wait(timeout=10) == -signal.SIGTERM  # it was still alive: no SIGKILL came first
         cells.set(0, HostCells.PID, game.pid)
-        cells.set(0, HostCells.START, process_start_time(game.pid))
+        cells.set(0, HostCells.START, start_stamp(game.pid))
         hosts._kill_simulator(0)
         assert game.wait(timeout=10) == -signal.SIGKILL
     finally:

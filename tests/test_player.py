@@ -198,6 +198,18 @@ def test_any_order_of_options_and_unity_flags_reads_the_same(case):
     assert player.parse_args(argv) == expected
 
 
+@pytest.mark.parametrize("argv, first", [
+    (["-nographics", "-batchmode", "--mlagents-port", "5005", "ball", "--agents", "3"],
+     ["ball", "-nographics", "-batchmode", "--mlagents-port", "5005", "--agents", "3"]),   # as mlagents-envs passes them
+    (["-logFile", "ball", "--max-step", "teams", "teams", "--areas", "2"],                   # values naming a task stay
+     ["teams", "-logFile", "ball", "--max-step", "teams", "--areas", "2"]),
+    (["probe", "--agents", "2"], ["probe", "--agents", "2"]),
+    (["--mlagents-port", "5005"], ["--mlagents-port", "5005"]),                              # no task: a usage error next
+])
+def test_the_neatpar_sim_program_takes_the_task_anywhere_among_its_arguments(argv, first):
+    assert player.task_first(argv) == first
+
+
 @pytest.mark.parametrize("argv, message", [
     ([], "first argument must be a task (ball, camera, duel, hover, maze, probe, teams), got []"),
     (["pong", "--mlagents-port", "5005"], "first argument must be a task (ball, camera, duel, hover, maze, probe, teams), got ['pong']"),

@@ -1,15 +1,18 @@
 """The run folder (neatpar/record/folder.py): claimed by one run at a time, even by runs started at
-the same moment; discarded without losing the simulators' logs (checkpoint files:
+the same moment, through a lock that ends with its process however it ends and that filelock's own
+locks respect; discarded without losing the simulators' logs (checkpoint files:
 test_record_checkpoint.py; stats.csv: test_record_stats_row.py)."""
 import json
 import multiprocessing
 import os
 import shutil
+import time
 
+import filelock
 import pytest
 
 from neatpar.errors import ConfigError
-from neatpar.record.folder import RunFolder
+from neatpar.record.folder import LOCK_FILE, RunFolder
 from neatpar.config.run_settings import RunSettings
 
 RUN = RunSettings("/configs/probe.cfg", "[neatpar]\nenv = gymnasium:CartPole-v1\n")
@@ -48,7 +51,7 @@ def test_processes_claiming_one_folder_at_the_same_moment_leave_one_run(tmp_path
                            f"that run to end",
                            f"run folder {path} already holds a run: choose a new --out, or continue that run with "
                            f"--resume {path}/checkpoints/checkpoint-N.gz"), refused
-    assert sorted(os.listdir(path)) == ["checkpoints", "run.json"]
+    assert sorted(os.listdir(path)) == [LOCK_FILE, "checkpoints", "run.json"]
     assert json.load(open(os.path.join(path, "run.json"))) == RUN.to_dict()
 
 
@@ -63,6 +66,48 @@ def test_a_held_folder_cannot_be_resumed_until_its_run_ends(tmp_path):
     with pytest.raises(ConfigError, match="already holds a run"):
         RunFolder(path, RUN)
     RunFolder(path, RUN, resume=True).release()
+
+
+def hold_and_wait(path: str, held) -> None:
+    """In a spawned process: claim `path`, say so, and wait to be killed."""
+    RunFolder(path, RUN)
+    held.set()
+    time.sleep(60)
+
+
+def test_the_hold_ends_with_its_process_however_it_ends(tmp_path):
+    path = str(tmp_path / "run")
+    context = multiprocessing.get_context("spawn")
+    held = context.Event()
+    holder = context.Process(target=hold_and_wait, args=(path, held))
+    holder.start()
+    try:
+        assert held.wait(60)
+        with pytest.raises(ConfigError, match="is in use by another neatpar run"):
+            RunFolder(path, RUN, resume=True)
+        holder.kill()   # no code of the holder runs: the system ends its lock
+        holder.join(30)
+        RunFolder(path, RUN, resume=True).release()
+    finally:
+        if holder.is_alive():
+            holder.kill()
+            holder.join()
+
+
+def test_the_lock_is_the_one_filelock_takes_on_the_lock_file(tmp_path):
+    """Held through filelock's own FileLock on the folder's lock file, the folder is in use; a
+    held folder, in turn, keeps FileLock from the file."""
+    path = tmp_path / "run"
+    path.mkdir()
+    with filelock.FileLock(str(path / LOCK_FILE), blocking=False):
+        with pytest.raises(ConfigError, match="is in use by another neatpar run"):
+            RunFolder(str(path), RUN)
+    folder = RunFolder(str(path), RUN)
+    try:
+        with pytest.raises(filelock.Timeout):
+            filelock.FileLock(str(path / LOCK_FILE), blocking=False).acquire()
+    finally:
+        folder.release()
 
 
 def test_a_folder_with_other_files_is_not_claimed_for_a_new_run(tmp_path):

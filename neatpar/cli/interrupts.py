@@ -1,18 +1,21 @@
-"""Ctrl+C and SIGTERM during `neatpar evolve`: one state machine in the main thread.
+"""Ctrl+C and SIGTERM (and Windows' SIGBREAK: Ctrl+Break, or the console closing) during `neatpar
+evolve`: one state machine in the main thread.
 
     RUNNING --signal--> STOPPING --seen()--> SAVING --release()--> RELEASED
                          |      ^
                          +------+  the exception died unseen: the watcher thread sends the
                                    signal again
 
-RUNNING:  a signal raises Interrupted (a KeyboardInterrupt) or Terminated where the main thread is.
+RUNNING:  a signal raises Interrupted (a KeyboardInterrupt; Ctrl+C) or Terminated (any other stop
+          signal) where the main thread is.
 STOPPING: the exception is on its way to the run's except block. C code that clears every error
           it meets (numpy's look-up of __array_ufunc__ on an operand's type does: numpy gh-14801)
           can swallow it; the exception is then freed unseen, a weak reference notices, and the
           watcher thread sends the signal again, so that it is raised again somewhere else.
 SAVING:   the run's except block has it (`seen`): the checkpoint is being written; a second
           signal waits for the write to end.
-RELEASED: a second signal kills what the run started and ends the process at once (130 / 143).
+RELEASED: a second signal kills what the run started and ends the process at once (130 / 143,
+          processes.exit_status).
 
 `held()` holds signals back for a block and raises the first one after it: C extensions (numpy's,
 gRPC's, protobuf's) turn a KeyboardInterrupt raised inside their initialization into an
@@ -28,9 +31,10 @@ import threading
 import weakref
 from typing import Callable, Iterator
 
+from .. import processes
 from ..errors import Interrupted, Terminated
 
-SIGNALS = (signal.SIGINT, signal.SIGTERM)
+SIGNALS = processes.stop_signals()
 
 
 class State(enum.Enum):
@@ -42,8 +46,8 @@ class State(enum.Enum):
 
 
 class Interrupts:
-    """The run's handlers of Ctrl+C and SIGTERM, installed by `with Interrupts():` in the main
-    thread; the handlers found are put back on exit."""
+    """The run's handlers of the stop signals (processes.stop_signals), installed by `with
+    Interrupts():` in the main thread; the handlers found are put back on exit."""
 
     def __init__(self):
         self.state = State.RUNNING
@@ -119,7 +123,7 @@ class Interrupts:
     def _quit(self, signum: int) -> None:
         if self._kill is not None:
             self._kill()
-        os._exit(128 + signum)
+        os._exit(processes.exit_status(signum))
 
     # ------------------------------------------------------------ in the watcher thread
 
@@ -132,4 +136,4 @@ class Interrupts:
                 return
             lost, self._lost = self._lost, None
             if lost is not None and self.state is State.STOPPING:
-                signal.pthread_kill(self._main, lost)
+                processes.signal_thread(self._main, lost)

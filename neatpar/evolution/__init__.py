@@ -8,17 +8,15 @@ produce.
 The classes keep neat-python's names (`__name__`), so an unchanged config file's
 [DefaultGenome], [DefaultReproduction] and [DefaultSpeciesSet] sections are read as before.
 """
-import os
-
+from ..processes import cpu_count
 from . import _core
 from .genome import DefaultGenome
 from .reproduction import DefaultReproduction
 from .species import DefaultSpeciesSet
 
 # A speciation's distances are computed by up to this many threads (the result does not depend on it):
-# the cores this process may run on (os.sched_getaffinity is Linux's; elsewhere, the machine's).
-_cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-_core.set_threads(min(4, _cores))
+# the cores this process may run on.
+_core.set_threads(min(4, cpu_count()))
 
 Genome = DefaultGenome
 Reproduction = DefaultReproduction

@@ -18,11 +18,11 @@ import itertools
 import multiprocessing
 import os
 import pickle
-import selectors
 import sys
 import time
 import warnings
 from collections import deque
+from multiprocessing import connection
 from typing import Any, Callable, Iterable, Mapping, NamedTuple
 
 from ..errors import LiveHandleError, PoolProtocolError, RemoteError, TaskTimeout, WorkerDied, WorkerStartError
@@ -167,7 +167,10 @@ class Pool:
         self._queue: deque[_Task] = deque()
         self._shared: dict[int, bytes] = {}
         self._workers: list[_Worker] = []
-        self._selector = selectors.DefaultSelector()
+        # What the pool waits on, each worker's channel and process handle, and what each is of:
+        # multiprocessing's own wait, which waits on pipes and processes on every platform (a
+        # selector waits only on sockets on Windows).
+        self._waitables: dict[Any, tuple[str, _Worker]] = {}
         self._closed = False
         self._warned = False
         self.started = 0  # worker processes started over the pool's life (replacements included)
@@ -255,7 +258,8 @@ class Pool:
         self.join(timeout=5.0)
 
     def terminate(self) -> None:
-        """Stop every worker now (SIGTERM, then SIGKILL), by the PIDs this pool started."""
+        """Stop every worker now (terminate, then kill: SIGTERM and SIGKILL, or TerminateProcess on
+        Windows), by the processes this pool started."""
         self._closed = True
         for w in self._workers:
             if w.process.is_alive():
@@ -318,8 +322,8 @@ class Pool:
         child_conn.close()
         w = _Worker(index, process, parent_conn)
         w.refs.update(ref.key for ref in self.preloaded.values())
-        self._selector.register(parent_conn, selectors.EVENT_READ, ("message", w))
-        self._selector.register(process.sentinel, selectors.EVENT_READ, ("exit", w))
+        self._waitables[parent_conn] = ("message", w)
+        self._waitables[process.sentinel] = ("exit", w)
         return w
 
     def _wait_started(self) -> None:
@@ -348,10 +352,7 @@ class Pool:
             return
         self._step(w, Ended())
         for handle in (w.conn, w.process.sentinel):
-            try:
-                self._selector.unregister(handle)
-            except (KeyError, ValueError):
-                pass
+            self._waitables.pop(handle, None)
         w.conn.close()
 
     def _check_open(self) -> None:
@@ -373,10 +374,10 @@ class Pool:
         if not any(w.state is not WorkerState.GONE for w in self._workers):
             raise WorkerStartError("every pool worker is gone")
         wait_for = min(x for x in (timeout, self._next_deadline(), 1.0) if x is not None)
-        events = self._selector.select(max(0.0, wait_for))
+        ready = connection.wait(list(self._waitables), max(0.0, wait_for))
         exits = []
-        for key, _ in events:
-            what, w = key.data
+        for handle in ready:
+            what, w = self._waitables[handle]
             if w.state is WorkerState.GONE:
                 continue
             if what == "exit":

@@ -27,6 +27,7 @@ import types
 from multiprocessing import spawn
 from typing import Any, Callable, NamedTuple
 
+from .. import processes
 from . import declarations, module_state
 from .declarations import ImportRefusal
 from .handles import ClearedGlobal, close_quietly, find_live_handles, is_connecting
@@ -92,7 +93,8 @@ def _arm(conn) -> None:
     refusals = declarations.import_refusals()
     if refusals:
         sys.meta_path.insert(0, _RefusalGuard(refusals))
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C is the parent's to handle
+    for signum in processes.console_signals():   # Ctrl+C (Ctrl+Break) is the parent's to handle
+        signal.signal(signum, signal.SIG_IGN)
     previous = sys.excepthook
 
     def report_start_failure(exc_type, exc, tb):

@@ -5,8 +5,8 @@ the whole new one).
 """
 from __future__ import annotations
 
+import contextlib
 import csv
-import fcntl
 import io
 import json
 import os
@@ -14,6 +14,8 @@ import shutil
 import subprocess
 import tempfile
 from typing import NamedTuple
+
+import filelock
 
 from ..config.run_settings import RunSettings
 from ..errors import ConfigError
@@ -27,6 +29,7 @@ from .stats_row import EMPTY, StatsRow, stats_columns
 BEHAVIORS_FILE = "behaviors.json"
 LEAGUE_FILE = "league.json"
 RUN_FILE = "run.json"  # the run's settings (config/run_settings.py), also in every checkpoint
+LOCK_FILE = ".neatpar-lock"  # locked by the run that holds the folder; its contents mean nothing
 
 
 class MovedLogs(NamedTuple):
@@ -38,9 +41,10 @@ class MovedLogs(NamedTuple):
 class RunFolder:
     """A run's output folder, held by one `neatpar evolve` process for as long as the run lasts.
 
-    Claimed before any simulator starts: the folder is locked (flock on the folder itself: the
-    lock ends with the process, however it ends), then a new run creates run.json exclusively
-    (a folder that already holds a run or other files is refused), a resumed one rewrites it.
+    Claimed before any simulator starts: the folder's lock file is locked (filelock's lock of a
+    descriptor: flock, or LockFileEx on Windows; the lock ends with the process, however it ends),
+    then a new run creates run.json exclusively (a folder that already holds a run or other files
+    is refused), a resumed one rewrites it. The lock file stays in the folder.
     Two runs started at the same moment on one folder: one holds it, the other is refused.
     With `run` None, a folder for one population's outputs inside a claimed run's folder
     (asymmetric self-play): made and checked writable, with no run.json and no checkpoints."""
@@ -49,9 +53,11 @@ class RunFolder:
         self.path = os.path.abspath(path)
         self.created = _missing_folders(self.path)  # removed again by discard(), innermost first
         self._lock: int | None = None
+        self._made_lock_file = False  # this claim created the lock file (removed again if refused)
         try:
             os.makedirs(self.path, exist_ok=True)
             if run is not None:
+                self._made_lock_file = not os.path.exists(self.lock_file)
                 self._lock = _lock_folder(self.path)
         except OSError as exc:
             self.created = []  # another run may own what this one found missing
@@ -60,7 +66,7 @@ class RunFolder:
         try:
             self._claim(run, resume)
         except BaseException:
-            self.release()
+            self._refuse()
             raise
 
     def _claim(self, run: RunSettings | None, resume: bool) -> None:
@@ -70,7 +76,7 @@ class RunFolder:
                 record = json.dumps(run.to_dict(), indent=1).encode()
                 if resume:
                     write_atomic(self.run_file, record)
-                elif os.listdir(self.path) or not _create_exclusive(self.run_file, record):
+                elif set(os.listdir(self.path)) - {LOCK_FILE} or not _create_exclusive(self.run_file, record):
                     self.created = []
                     raise ConfigError(f"run folder {self.path} already holds a run: choose a new --out, or "
                                       f"continue that run with --resume {self.checkpoint_path('N')}")
@@ -88,6 +94,10 @@ class RunFolder:
         return os.path.join(self.path, RUN_FILE)
 
     @property
+    def lock_file(self) -> str:
+        return os.path.join(self.path, LOCK_FILE)
+
+    @property
     def logs(self) -> str:
         return os.path.join(self.path, "sim-logs")
 
@@ -96,6 +106,27 @@ class RunFolder:
         lock, self._lock = self._lock, None
         if lock is not None:
             os.close(lock)
+
+    def _refuse(self) -> None:
+        """A claim refused: the lock file gone again if this claim made it (a folder that is not a
+        run's keeps only what it had), and the hold ended."""
+        if self._lock is not None and self._made_lock_file:
+            self._remove_lock_file()
+        self.release()
+
+    def _remove_lock_file(self) -> bool:
+        """Remove the lock file, while the folder is held where the system allows (no other claim
+        can take the old file then), else just after (Windows removes no file that is open); True
+        when it is gone, False when another claim holds it now."""
+        for _ in range(2):
+            try:
+                os.remove(self.lock_file)
+                return True
+            except FileNotFoundError:
+                return True
+            except OSError:
+                self.release()
+        return False
 
     def discard(self) -> MovedLogs | None:
         """Remove the folder, and the empty parents made for it, if this run created it (start-up
@@ -110,7 +141,20 @@ class RunFolder:
             for name in os.listdir(self.logs):
                 shutil.move(os.path.join(self.logs, name), os.path.join(kept, name))
             moved = MovedLogs(self.logs, kept)
-        shutil.rmtree(self.path, ignore_errors=True)
+        for name in set(os.listdir(self.path)) - {LOCK_FILE}:  # emptied while the folder is held
+            inside = os.path.join(self.path, name)
+            if os.path.isdir(inside) and not os.path.islink(inside):
+                shutil.rmtree(inside, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    os.remove(inside)
+        if not self._remove_lock_file():   # another run claimed the folder meanwhile: it is that run's
+            return moved
+        self.release()
+        try:
+            os.rmdir(self.path)
+        except OSError:   # another run made files in it meanwhile
+            return moved
         for parent in self.created[1:]:
             try:
                 os.rmdir(parent)
@@ -214,18 +258,18 @@ def _missing_folders(path: str) -> list[str]:
 
 
 def _lock_folder(path: str) -> int:
-    """An exclusive lock on the folder itself (a descriptor children do not inherit), or a
-    ConfigError when another process holds it."""
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    """An exclusive lock on the folder's lock file, held through a descriptor children do not
+    inherit, or a ConfigError when another process holds it."""
+    fd = os.open(os.path.join(path, LOCK_FILE), os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        raise ConfigError(f"run folder {path} is in use by another neatpar run: choose another --out, or wait for "
-                          f"that run to end") from None
+        locked = filelock.lock_descriptor(fd, blocking=False)
     except BaseException:
         os.close(fd)
         raise
+    if not locked:
+        os.close(fd)
+        raise ConfigError(f"run folder {path} is in use by another neatpar run: choose another --out, or wait for "
+                          f"that run to end")
     return fd
 
 

@@ -3,9 +3,10 @@
 The kind of file is chosen by its name: `.mp4` (H.264, yuv420p, by the ffmpeg binary that the
 imageio-ffmpeg wheel ships: `pip install 'neatpar[video]'`) or `.gif` (Pillow, installed with
 neatpar). Files are written atomically: a reader sees no file or the whole video. ffmpeg is given
-the frames on its standard input as imageio-ffmpeg's `write_frames` gives them, but started in a
-session of its own rather than through `preexec_fn`: a fork that runs Python code while other
-threads run (gRPC's, in a process that talks to a game) failed about 1 time in 13 here. A GIF stores
+the frames on its standard input as imageio-ffmpeg's `write_frames` gives them, but started apart
+from the terminal's Ctrl+C (processes.apart_from_terminal: a session of its own, or on Windows a
+process group) rather than through `preexec_fn`: a fork that runs Python code while other threads
+run (gRPC's, in a process that talks to a game) failed about 1 time in 13 here. A GIF stores
 delays in hundredths of a second, so its frame rate is 100 / round(100 / fps) (25 and 50 exactly),
 and like every GIF writer Pillow shows a stretch of identical frames as one frame held longer.
 
@@ -23,6 +24,7 @@ from typing import Sequence
 
 import numpy as np
 
+from .. import processes
 from ..errors import ConfigError, VideoError, one_line
 from .atomic import write_atomic
 
@@ -93,7 +95,7 @@ def encode_mp4(frames: Sequence[np.ndarray], fps: float) -> bytes:
                    "-s", f"{width + width % 2}x{height + height % 2}", "-pix_fmt", "rgb24", "-r", f"{fps:g}",
                    "-i", "-", "-an", "-vcodec", "libx264", "-pix_fmt", "yuv420p", path]
         done = subprocess.run(command, input=raw, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                              start_new_session=True)   # Ctrl+C stays with neatpar, as imageio-ffmpeg keeps it
+                              **processes.apart_from_terminal())   # Ctrl+C stays with neatpar, as imageio-ffmpeg keeps it
         if done.returncode != 0:
             raise VideoError(f"ffmpeg could not write the mp4 (exit status {done.returncode}): "
                              f"{one_line(done.stderr.decode(errors='replace'), limit=300) or 'no message'}")

@@ -23,7 +23,7 @@ def check_environment(settings: Settings) -> None:
     if settings.gym is not None:
         check_gym(gym_setup(settings))
     elif settings.env is not None:
-        from ..envs.unity.bridge import resolve_build
+        from ..envs.unity.builds import resolve_build
         resolve_build(settings.env)
 
 

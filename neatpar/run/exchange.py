@@ -14,7 +14,8 @@ died reads exactly the state the failed attempt read.
 
 Segments are created by the main process and unlinked by `close()` (called on every exit path
 by the owner); a segment left by a killed main process is unlinked by multiprocessing's resource
-tracker.
+tracker (on Windows a segment is gone with the last process that maps it). Names are 20
+characters, within macOS's limit of 31.
 """
 from __future__ import annotations
 

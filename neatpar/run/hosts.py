@@ -36,8 +36,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
-import os
-import signal
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -145,35 +143,6 @@ class HostState:
 
     def close(self) -> None:
         self.environment.close()
-
-
-def process_start_time(pid: int) -> int | None:
-    """The start time of process `pid` (clock ticks since boot), to tell it from a later one with
-    the same PID; None if it is gone or unknown."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return int(f.read().rsplit(")", 1)[1].split()[19])
-    except (OSError, IndexError, ValueError):
-        return None
-
-
-def kill_children() -> None:
-    """Kill this process's own child processes: a host stopped while it launches its simulator
-    (the game forked, its PID not yet known to the bridge) leaves no game behind."""
-    me = str(os.getpid())
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                parent = f.read().rsplit(")", 1)[1].split()[1]
-        except (OSError, IndexError):
-            continue
-        if parent == me:
-            try:
-                os.kill(int(entry), signal.SIGKILL)
-            except ProcessLookupError:
-                pass
 
 
 # ---------------------------------------------------------------- main side: the scheduler

@@ -2,10 +2,12 @@
 
 Each host (a pool worker) creates its simulator lazily with its own port, kills it on SIGTERM and
 when the main process dies, and publishes in a shared array (HostCells) the simulator's PID and
-start time, so that the main process can kill the simulator of a host it lost (and only that
-process, even if the PID was reused), and how far its part is. After every simulator step it
-beats through the pool's progress cell (the pool's timeout sees it alive) and writes the part's
-episodes and scored decisions so far into its cells.
+start time (processes.py), so that the main process can kill the simulator of a host it lost (and
+only that process, even if the PID was reused), and how far its part is. After every simulator step
+it beats through the pool's progress cell (the pool's timeout sees it alive) and writes the part's
+episodes and scored decisions so far into its cells. Stopping the hosts, the main process kills
+their simulators too: where a stopped process runs none of its code (Windows ends a process without
+a signal), that is what ends their games.
 """
 from __future__ import annotations
 
@@ -15,18 +17,19 @@ import os
 import signal
 from typing import Any
 
+from .. import processes
 from ..errors import HostLost, RemoteError, WorkerDied
 from ..parallel import workers
 from ..parallel.pool import Pool
 from .host_book import Finished, HostBook, host_error
-from .hosts import HostProgress, HostSetup, HostState, PartProgress, kill_children, process_start_time, silence_limit
+from .hosts import HostProgress, HostSetup, HostState, PartProgress, silence_limit
 from .runner import Compiled
 
 
 class HostCells:
-    """Per host, in shared memory: its simulator's PID and start time, and the generation, part,
-    episodes and scored decisions of the part it runs (written by the host, read by the main
-    process; each cell is one aligned 64-bit value)."""
+    """Per host, in shared memory: its simulator's PID and start time (processes.start_stamp), and
+    the generation, part, episodes and scored decisions of the part it runs (written by the host,
+    read by the main process; each cell is one aligned 64-bit value)."""
     PID, START, GENERATION, PART, EPISODES, SCORED = range(6)
     SIZE = 6
 
@@ -63,7 +66,7 @@ def _host_init(setup: HostSetup, cells: HostCells) -> None:
 
     def publish(pid: int) -> None:
         cells.set(index, HostCells.PID, pid)
-        cells.set(index, HostCells.START, process_start_time(pid) or 0)
+        cells.set(index, HostCells.START, processes.start_stamp(pid))
 
     _host, _cells = HostState(setup, index, on_launch=publish), cells
     signal.signal(signal.SIGTERM, _on_sigterm)
@@ -74,7 +77,7 @@ def _host_init(setup: HostSetup, cells: HostCells) -> None:
 def _on_sigterm(signum, frame) -> None:
     if _host is not None:
         _host.kill()
-    kill_children()  # a game still being launched, which the bridge does not know yet
+    processes.kill_children()  # a game still being launched, which the bridge does not know yet
     os._exit(128 + signum)
 
 
@@ -168,11 +171,8 @@ class LocalHosts(HostBook):
         pid, started = cells.get(index, HostCells.PID), cells.get(index, HostCells.START)
         cells.set(index, HostCells.PID, 0)
         cells.set(index, HostCells.PART, -1)  # its part runs again elsewhere: its progress no longer counts
-        if pid and process_start_time(pid) == started:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        if pid:
+            processes.kill(pid, started)
 
     @property
     def pids(self) -> list[int]:

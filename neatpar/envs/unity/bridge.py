@@ -37,6 +37,7 @@ from mlagents_envs.timers import hierarchical_timer
 
 from ...errors import ConfigError, LiveHandleError, SimulatorError
 from ...parallel.handles import install_exit_hooks
+from .builds import Build, resolve_build
 from .bulk import decode_output, encode_step
 from .communicator import BASE_PORT, STATUS_OK, LocalCommunicator, message_bytes, port_free
 from .frames import FrameChannel
@@ -151,21 +152,6 @@ def bulk_from_environment() -> bool:
     return value != "0"
 
 
-def resolve_build(path: str) -> str:
-    """The executable a build path names (NAME, NAME.x86_64 or NAME.x86), or a ConfigError."""
-    base = path
-    for suffix in (".x86_64", ".x86", ".exe", ".app"):
-        if base.endswith(suffix):
-            base = base[: -len(suffix)]
-    for candidate in (base + ".x86_64", base + ".x86", path):
-        if os.path.isfile(candidate):
-            if not os.access(candidate, os.X_OK):
-                raise ConfigError(f"simulator build {candidate} is not executable: chmod +x {candidate}")
-            return candidate
-    raise ConfigError(f"simulator build {path} not found (looked for {base}.x86_64, {base}.x86 and {path}); "
-                      f"fix [neatpar] env (relative to the config file) or use env = editor")
-
-
 class SimulatorBridge:
     """The main process's lazily created UnityEnvironment and its side channels.
 
@@ -185,8 +171,10 @@ class SimulatorBridge:
             raise SimulatorError(
                 "a SimulatorBridge can only be created in the main process: the simulator connection "
                 "must never exist in (or be copied into) a pool worker")
-        self.build = resolve_build(build) if build is not None else None
-        self.args = list(args)
+        found: Build | None = resolve_build(build) if build is not None else None
+        self.build = found.program if found is not None else None   # the program that runs
+        self._file_name = found.file_name if found is not None else None   # what UnityEnvironment is given
+        self.args = list(found.arguments if found is not None else ()) + list(args)
         self.no_graphics, self.time_scale, self.timeout = no_graphics, time_scale, timeout
         self.log_folder, self.seed, self.worker_id = log_folder, seed, worker_id
         if display is not None:   # a person watches: graphics, a window, real time
@@ -242,7 +230,7 @@ class SimulatorBridge:
                 continue  # checked first: cheaper than a failed UnityEnvironment()
             try:
                 env = _BridgeEnvironment(
-                    file_name=self.build, worker_id=worker_id, seed=self.seed, no_graphics=self.no_graphics,
+                    file_name=self._file_name, worker_id=worker_id, seed=self.seed, no_graphics=self.no_graphics,
                     timeout_wait=int(max(1, self.timeout)), additional_args=self.args,
                     side_channels=[self.engine, self.parameters, self.stats] + ([self.frames] if self.frames else []),
                     log_folder=self.log_folder, base_port=BASE_PORT if self.build is not None else EDITOR_PORT,
