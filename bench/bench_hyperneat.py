@@ -18,13 +18,13 @@ import argparse
 import os
 import random
 import statistics
-import sys
 import tempfile
 import time
 
 import neat
 import numpy as np
 
+from neatpar.processes import cpu_count
 from neatpar.nn.hyperneat import build_blocks, compile_cppns, phenotype_of
 from neatpar.nn.substrate import IOShapes, make_substrate
 from neatpar.nn.substrate_population import SubstratePopulation
@@ -188,7 +188,7 @@ def best_times(functions: list, repeats: int) -> list:
 def phenotypes(substrate, args) -> None:
     layers = [[tuple(node) for node in layer.tolist()] for layer in substrate.layers]
     activation = neat.activations.tanh_activation
-    threads = os.cpu_count() or 1
+    threads = cpu_count()
     print(f"(a) phenotypes of 150 CPPNs: {substrate.sizes[0]:,} -> {substrate.sizes[1]} -> {substrate.sizes[2]} "
           f"substrate, {sum(a * b for a, b in zip(substrate.sizes, substrate.sizes[1:])):,} weights per genome")
     print(f"    PUREPLES-style baseline measured on {args.baseline_genomes} genomes spread over the population, "
@@ -256,7 +256,7 @@ def main():
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     substrate = make_substrate(IOShapes(((84, 84, 1),), 5), "16")
-    print(f"{os.cpu_count()} CPUs\n")
+    print(f"{cpu_count()} CPUs\n")
     phenotypes(substrate, args)
     steps(substrate, args)
 

@@ -43,7 +43,6 @@ neat-python's built-in functions only, and be feed-forward.
 from __future__ import annotations
 
 import hashlib
-import os
 from concurrent.futures import ThreadPoolExecutor
 from types import SimpleNamespace
 from typing import Any, NamedTuple, Sequence
@@ -54,6 +53,7 @@ import numpy as np
 
 from . import _substrate
 from ..errors import ConfigError
+from ..processes import cpu_count
 from .compile import Tables, genome_list
 from .substrate import Substrate
 
@@ -168,7 +168,7 @@ def build_blocks(tables: Tables, genomes: Sequence[int], substrate: Substrate, t
     `tables`, queried in C on `threads` threads (default: one per CPU, at most one per genome)."""
     genomes = np.asarray(genomes, dtype=np.int64)
     blocks = [np.empty(substrate.parameters) for _ in range(len(genomes))]
-    threads = max(1, min(threads or os.cpu_count() or 1, len(genomes)))
+    threads = max(1, min(threads or cpu_count(), len(genomes)))
     if threads == 1:
         _query_some(tables, genomes, tuple(blocks), substrate)
         return blocks
