@@ -182,6 +182,8 @@ static PyMethodDef module_methods[] = {
     {"node_table", node_table, METH_VARARGS, "node_table(genes, keys, starts): the attributes of those nodes"},
     {"names", py_names, METH_NOARGS, "the activation and aggregation names records refer to, by id"},
     {"breed", py_breed, METH_VARARGS, "each species' elites and children, as DefaultReproduction.reproduce makes them"},
+    {"ranked", py_ranked, METH_O, "ranked(members): (gid, genome) pairs by descending (fitness, gid), or None"},
+    {"members_of", py_members_of, METH_VARARGS, "members_of(population, group, sid, genome_to_species): a species' members"},
     {"set_threads", py_set_threads, METH_O, "set_threads(n) -> the previous n: threads that compute a speciation's distances"},
     {"materialize", materialize, METH_O, "materialize(genes) -> (nodes, connections) dicts of gene objects"},
     {"genes_of", py_genes_of, METH_O, "the genome's genes as records (read from its objects if need be)"},

@@ -33,7 +33,7 @@ The parts, in the order a generation uses them:
     operators.c     attributes, configure_new, crossover, mutate
     speciation.c    distances and DefaultSpeciesSet.speciate's distance work
     threads_shim.c  the threads of a speciation's distances: POSIX or Win32 (threads_shim.h)
-    reproduction.c  DefaultReproduction.reproduce's children (breed)
+    reproduction.c  DefaultReproduction.reproduce's children (breed), members ranked and grouped
     ../_core.c      the module: its state, entry points and method tables
 */
 #ifndef NEATPAR_CORE_H
@@ -93,6 +93,7 @@ struct Gene {
     Genes *owner;                /* strong; NULL: the values below are its own */
     Py_ssize_t pos;              /* the record's position in owner */
     union { Node n; Conn c; } own;
+    PyObject *key;               /* its key as an object, once made (an int or a pair of ints), or NULL */
     uint32_t set;                /* with its own values: the attributes it has (bits, GENE_KEY first) */
     int kind;                    /* NODE_GENES or CONN_GENES */
 };
@@ -310,6 +311,8 @@ PyObject *materialize(PyObject *mod, PyObject *arg);
 
 int make_gene_types(PyObject *module, CoreState *st);
 PyObject *gene_at(Genes *g, int kind, Py_ssize_t pos);
+PyObject *gene_key(PyObject *gene);
+PyObject *int_pair(int64_t a, int64_t b);
 void gene_left(Genes *g, int kind, Py_ssize_t pos);
 void gene_moved(Genes *g, int kind, Py_ssize_t from, Py_ssize_t to);
 void gene_written(Genes *g, int kind, Py_ssize_t pos);
@@ -399,6 +402,8 @@ PyObject *py_set_threads(PyObject *mod, PyObject *arg);
 /* reproduction.c                                                                              */
 
 PyObject *py_breed(PyObject *mod, PyObject *args);
+PyObject *py_ranked(PyObject *mod, PyObject *members);
+PyObject *py_members_of(PyObject *mod, PyObject *args);
 
 /* ../_core.c                                                                                  */
 

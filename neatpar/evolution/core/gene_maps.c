@@ -28,6 +28,7 @@ typedef struct {
     int what, reverse;
     Py_ssize_t next, len;        /* the next position; the length it started with */
     uint64_t stamp;              /* the Genes' stamp it started with */
+    PyObject *pair;              /* items(): the last (key, gene) handed out, made again when nobody kept it */
 } MapIter;
 
 static inline Py_ssize_t
@@ -108,7 +109,7 @@ key_at(const GeneMap *m, Py_ssize_t pos)
 {
     if (m->kind == NODE_GENES)
         return PyLong_FromLongLong(m->g->nodes[pos].key);
-    return Py_BuildValue("(LL)", (long long)m->g->conns[pos].in, (long long)m->g->conns[pos].out);
+    return int_pair(m->g->conns[pos].in, m->g->conns[pos].out);
 }
 
 static void
@@ -510,6 +511,7 @@ make_iter(GeneMap *m, int what, int reverse)
     it->len = count_of(m);
     it->next = reverse ? it->len - 1 : 0;
     it->stamp = m->g->stamp;
+    it->pair = NULL;
     return (PyObject *)it;
 }
 
@@ -518,6 +520,7 @@ iter_dealloc(MapIter *it)
 {
     PyTypeObject *type = Py_TYPE(it);
     Py_DECREF(it->map);
+    Py_XDECREF(it->pair);
     PyObject_Free(it);
     Py_DECREF(type);
 }
@@ -541,12 +544,31 @@ iter_next(MapIter *it)
     PyObject *gene = gene_at(m->g, m->kind, pos);
     if (it->what == VALUES || !gene)
         return gene;
-    PyObject *key = key_at(m, pos);
+    PyObject *key = gene_key(gene);
     if (!key) {
         Py_DECREF(gene);
         return NULL;
     }
-    return Py_BuildValue("(NN)", key, gene);
+    /* dict's items iterator's way: the pair nobody kept is filled again */
+    PyObject *pair = it->pair;
+    if (pair && Py_REFCNT(pair) == 1) {
+        Py_INCREF(pair);
+        Py_SETREF(PyTuple_GET_ITEM(pair, 0), key);
+        Py_SETREF(PyTuple_GET_ITEM(pair, 1), gene);
+        if (!PyObject_GC_IsTracked(pair))
+            PyObject_GC_Track(pair);
+        return pair;
+    }
+    pair = PyTuple_New(2);
+    if (!pair) {
+        Py_DECREF(key);
+        Py_DECREF(gene);
+        return NULL;
+    }
+    PyTuple_SET_ITEM(pair, 0, key);
+    PyTuple_SET_ITEM(pair, 1, gene);
+    Py_XSETREF(it->pair, Py_NewRef(pair));
+    return pair;
 }
 
 static PyObject *

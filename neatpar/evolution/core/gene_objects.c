@@ -46,6 +46,35 @@ state_of(Gene *o)
     return PyType_GetModuleState(Py_TYPE(o));
 }
 
+/* (a, b) as a tuple of ints: a connection key. */
+PyObject *
+int_pair(int64_t a, int64_t b)
+{
+    PyObject *t = PyTuple_New(2), *x = t ? PyLong_FromLongLong(a) : NULL, *y = x ? PyLong_FromLongLong(b) : NULL;
+    if (!y) {
+        Py_XDECREF(x);
+        Py_XDECREF(t);
+        return NULL;
+    }
+    PyTuple_SET_ITEM(t, 0, x);
+    PyTuple_SET_ITEM(t, 1, y);
+    return t;
+}
+
+/* The gene object's key as an object, made once (a view's key never changes). New reference. */
+PyObject *
+gene_key(PyObject *gene)
+{
+    Gene *o = (Gene *)gene;
+    if (!o->key) {
+        if (o->kind == NODE_GENES)
+            o->key = PyLong_FromLongLong(node_of(o)->key);
+        else
+            o->key = int_pair(conn_of(o)->in, conn_of(o)->out);
+    }
+    return o->key ? Py_NewRef(o->key) : NULL;
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* Views and the records they follow                                                          */
 
@@ -103,6 +132,9 @@ gene_at(Genes *g, int kind, Py_ssize_t pos)
     Gene *o = (Gene *)type->tp_alloc(type, 0);
     if (!o)
         return NULL;
+    /* What a view refers to (its Genes, its key) refers to nothing: no cycle runs through it, and
+       the cyclic collector leaves it alone until code gives it an attribute of its own. */
+    PyObject_GC_UnTrack(o);
     o->owner = (Genes *)Py_NewRef((PyObject *)g);
     o->pos = pos;
     o->kind = kind;
@@ -283,7 +315,7 @@ node_get(Gene *o, void *closure)
         return missing(o, attr);
     const Node *n = node_of(o);
     switch (attr) {
-    case N_KEY: return PyLong_FromLongLong(n->key);
+    case N_KEY: return gene_key((PyObject *)o);
     case N_BIAS: return PyFloat_FromDouble(n->bias);
     case N_RESPONSE: return PyFloat_FromDouble(n->response);
     case N_ACTIVATION: return Py_NewRef(PyList_GET_ITEM(state_of(o)->names, n->act));
@@ -300,7 +332,7 @@ conn_get(Gene *o, void *closure)
         return missing(o, attr);
     const Conn *c = conn_of(o);
     switch (attr) {
-    case C_KEY: return Py_BuildValue("(LL)", (long long)c->in, (long long)c->out);
+    case C_KEY: return gene_key((PyObject *)o);
     case C_INNOVATION: return PyLong_FromLongLong(c->innov);
     case C_WEIGHT: return PyFloat_FromDouble(c->weight);
     default: return Py_NewRef(c->enabled ? Py_True : Py_False);
@@ -364,6 +396,7 @@ node_set(Gene *o, PyObject *value, void *closure)
         if (o->owner)
             return key_unchanged(o, key == n->key);
         n->key = key;
+        Py_CLEAR(o->key);
         return written(o, attr);
     }
     if (attr == N_ACTIVATION || attr == N_AGGREGATION) {
@@ -400,6 +433,7 @@ conn_set(Gene *o, PyObject *value, void *closure)
             return key_unchanged(o, in == c->in && out == c->out);
         c->in = in;
         c->out = out;
+        Py_CLEAR(o->key);
         return written(o, attr);
     }
     if (attr == C_INNOVATION) {
@@ -497,12 +531,61 @@ static void
 gene_finalize(PyObject *self)
 {
     Gene *o = (Gene *)self;
-    if (o->owner) {
-        PyObject *type, *value, *tb;
-        PyErr_Fetch(&type, &value, &tb);
-        detach(o);
-        PyErr_Restore(type, value, tb);
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    detach(o);
+    Py_CLEAR(o->key);
+    PyErr_Restore(type, value, tb);
+}
+
+/* Attribute access: the gene attributes by their interned names first (what code's attribute
+   names are), then the generic lookup (methods, the base class's, other names, an attribute of
+   its own, which makes the collector watch it). */
+static PyObject *
+gene_getattro(PyObject *self, PyObject *name)
+{
+    Gene *o = (Gene *)self;
+    CoreState *st = state_of(o);
+    if (o->kind == NODE_GENES) {
+        if (name == st->str_bias) return node_get(o, (void *)(intptr_t)N_BIAS);
+        if (name == st->str_activation) return node_get(o, (void *)(intptr_t)N_ACTIVATION);
+        if (name == st->str_aggregation) return node_get(o, (void *)(intptr_t)N_AGGREGATION);
+        if (name == st->str_response) return node_get(o, (void *)(intptr_t)N_RESPONSE);
+        if (name == st->str_key) return node_get(o, (void *)(intptr_t)N_KEY);
+        if (name == st->str_time_constant) return node_get(o, (void *)(intptr_t)N_TIME_CONSTANT);
     }
+    else {
+        if (name == st->str_weight) return conn_get(o, (void *)(intptr_t)C_WEIGHT);
+        if (name == st->str_enabled) return conn_get(o, (void *)(intptr_t)C_ENABLED);
+        if (name == st->str_key) return conn_get(o, (void *)(intptr_t)C_KEY);
+        if (name == st->str_innovation) return conn_get(o, (void *)(intptr_t)C_INNOVATION);
+    }
+    return PyObject_GenericGetAttr(self, name);
+}
+
+static int
+gene_setattro(PyObject *self, PyObject *name, PyObject *value)
+{
+    Gene *o = (Gene *)self;
+    CoreState *st = state_of(o);
+    if (o->kind == NODE_GENES) {
+        if (name == st->str_bias) return node_set(o, value, (void *)(intptr_t)N_BIAS);
+        if (name == st->str_activation) return node_set(o, value, (void *)(intptr_t)N_ACTIVATION);
+        if (name == st->str_aggregation) return node_set(o, value, (void *)(intptr_t)N_AGGREGATION);
+        if (name == st->str_response) return node_set(o, value, (void *)(intptr_t)N_RESPONSE);
+        if (name == st->str_key) return node_set(o, value, (void *)(intptr_t)N_KEY);
+        if (name == st->str_time_constant) return node_set(o, value, (void *)(intptr_t)N_TIME_CONSTANT);
+    }
+    else {
+        if (name == st->str_weight) return conn_set(o, value, (void *)(intptr_t)C_WEIGHT);
+        if (name == st->str_enabled) return conn_set(o, value, (void *)(intptr_t)C_ENABLED);
+        if (name == st->str_key) return conn_set(o, value, (void *)(intptr_t)C_KEY);
+        if (name == st->str_innovation) return conn_set(o, value, (void *)(intptr_t)C_INNOVATION);
+    }
+    int rc = PyObject_GenericSetAttr(self, name, value);
+    if (rc == 0 && !PyObject_GC_IsTracked(self))
+        PyObject_GC_Track(self);
+    return rc;
 }
 
 /* A gene of its own values, none set yet (the class's __init__, neat-python's, sets the key). */
@@ -538,6 +621,8 @@ static PyType_Slot node_gene_slots[] = {
     {Py_tp_doc, (void *)"neat-python's DefaultNodeGene over a genome's node record (neatpar)."},
     {Py_tp_getset, node_getset},
     {Py_tp_new, SLOT_FN(node_gene_new)},
+    {Py_tp_getattro, SLOT_FN(gene_getattro)},
+    {Py_tp_setattro, SLOT_FN(gene_setattro)},
     {Py_tp_methods, gene_methods},
     {Py_tp_finalize, SLOT_FN(gene_finalize)},
     {0, NULL},
@@ -547,6 +632,8 @@ static PyType_Slot conn_gene_slots[] = {
     {Py_tp_doc, (void *)"neat-python's DefaultConnectionGene over a genome's connection record (neatpar)."},
     {Py_tp_getset, conn_getset},
     {Py_tp_new, SLOT_FN(conn_gene_new)},
+    {Py_tp_getattro, SLOT_FN(gene_getattro)},
+    {Py_tp_setattro, SLOT_FN(gene_setattro)},
     {Py_tp_methods, gene_methods},
     {Py_tp_finalize, SLOT_FN(gene_finalize)},
     {0, NULL},
