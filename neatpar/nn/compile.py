@@ -7,6 +7,11 @@ recurrent networks the nodes and links `RecurrentNetwork.create` keeps (note: it
 nodes are required over *all* connections, enabled or not, as neat-python does). `CTRNN.create`
 keeps the same nodes and links as `RecurrentNetwork.create`, and each node's `time_constant`
 (`Tables(..., time_constants=True)`).
+
+Every genome is read as the NEAT step's records (neatpar's genomes' own; a genome that keeps gene
+objects, neat-python's say, read into records in C) and walked in C (`_kernel.ff_structure`,
+`_kernel.rec_structure`): no gene object is made. Genomes with other keys than neat-python's
+standard input and output keys, or genes the records cannot hold, are walked in Python.
 """
 from __future__ import annotations
 

@@ -457,6 +457,26 @@ conn_set(Gene *o, PyObject *value, void *closure)
     return written(o, attr);
 }
 
+/* __dict__, the attributes code gives a gene object of its own: read or replaced, the object is
+   watched by the cyclic collector from then on (what it holds may refer back to it). */
+static PyObject *
+gene_dict(PyObject *self, void *closure)
+{
+    PyObject *d = PyObject_GenericGetDict(self, closure);
+    if (d && !PyObject_GC_IsTracked(self))
+        PyObject_GC_Track(self);
+    return d;
+}
+
+static int
+gene_set_dict(PyObject *self, PyObject *value, void *closure)
+{
+    int rc = PyObject_GenericSetDict(self, value, closure);
+    if (rc == 0 && !PyObject_GC_IsTracked(self))
+        PyObject_GC_Track(self);
+    return rc;
+}
+
 #define NODE_ATTR(name, attr, doc) {name, (getter)node_get, (setter)node_set, doc, (void *)(intptr_t)(attr)}
 #define CONN_ATTR(name, attr, doc) {name, (getter)conn_get, (setter)conn_set, doc, (void *)(intptr_t)(attr)}
 
@@ -467,6 +487,7 @@ static PyGetSetDef node_getset[] = {
     NODE_ATTR("activation", N_ACTIVATION, "The node's activation function's name."),
     NODE_ATTR("aggregation", N_AGGREGATION, "The node's aggregation function's name."),
     NODE_ATTR("time_constant", N_TIME_CONSTANT, "The node's time constant (CTRNN)."),
+    {"__dict__", gene_dict, gene_set_dict, NULL, NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -475,6 +496,7 @@ static PyGetSetDef conn_getset[] = {
     CONN_ATTR("innovation", C_INNOVATION, "The connection's innovation number."),
     CONN_ATTR("weight", C_WEIGHT, "The connection's weight."),
     CONN_ATTR("enabled", C_ENABLED, "Whether the connection is enabled."),
+    {"__dict__", gene_dict, gene_set_dict, NULL, NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
