@@ -1,30 +1,39 @@
 """Benchmark: the NEAT generation step (everything of a generation but the fitness function:
 reproduce, speciate and the reporters' bookkeeping inside Population.run), neat-python's classes
 against neatpar.Genome / Reproduction / SpeciesSet, same seed, on ball.cfg's sections adapted to
-each shape.
+each shape; and a whole generation of XOR at population 10,000 scored with the population kernel.
 
-Three runs alternate generation by generation in one process, each on its own random stream:
-neat-python's classes, and neatpar's twice. neatpar's genomes hold their genes as C records until
-code first reads genome.nodes / genome.connections (neatpar's own evaluator compiles from the
-records and never does); so one neatpar run is never read between generations (the "neatpar"
-column), the other has every new genome's gene dicts read after each generation, as a fitness
-function that builds networks from the genes does (that first read is timed and added: the second
-column; the same read of neat-python's dicts is added to its side). The whole state (the identity
-tests' snapshot: every gene bit for bit and in order, species, innovation numbers, counters, random
-state, reporter output) of the read run is compared with neat-python's after every generation; the
-unread run's state less its genes after every generation, and with its genes at the end. A
-difference aborts the benchmark.
+The shapes: three runs alternate generation by generation in one process, each on its own random
+stream: neat-python's classes, and neatpar's twice. One neatpar run is never read between
+generations (the "neatpar" column); in the other, and in neat-python's run, a fitness pass reads
+every gene of every genome after each generation, as a fitness function that builds networks from
+the genes does (`read_every_gene`: every attribute of every node and connection gene, through
+`nodes.items()` and `connections.items()`). "step + gene reads" adds that pass to the step; "step
+after a read pass" is the read run's step alone, against the step of the run never read. The
+whole state (the identity tests' snapshot: every gene bit for bit and in order, species,
+innovation numbers, counters, random state, reporter output) of the read run is compared with
+neat-python's after every generation; the unread run's state less its genes after every
+generation, and with its genes at the end. A difference aborts the benchmark.
 
-Step time per generation = Population.run(f, 1) minus the time spent in the fitness function (a
-cheap deterministic one that rewards size and reads no gene object, so genomes grow and species
-form); the median over the measured generations, after `growth` unmeasured ones. Times are the
-process's CPU time (all its threads), so that other work on a shared machine stays out of the
-measurement; on a quiet machine the wall time of a step is at most its CPU time (speciation's
-distances run on several threads, everything else on one).
-Usage: python bench/bench_neat_step.py [--quick] [--shapes 336x3,336x9,pop1000,recurrent300,pop3000]
+XOR: configs/xor.cfg at population 10,000, each generation's genomes compiled by
+`FeedForwardPopulation.create` and scored on the four cases in one kernel call (the fitness
+function, examples/xor_kernel.py's), with neat-python's classes and neatpar's in lockstep; the
+share of a generation outside that fitness function is the step's.
+
+Step time per generation = Population.run(f, 1) minus the time spent in the fitness function (for
+the shapes, a cheap deterministic one that rewards size and reads no gene object, so genomes grow
+and species form); the median over the measured generations, after `growth` unmeasured ones. Times
+are the process's CPU time (all its threads), so that other work on a shared machine stays out of
+the measurement; on a quiet machine the wall time of a step is at most its CPU time (speciation's
+distances run on several threads, everything else on one). Each run's step and read pass run with
+the objects made before them frozen out of the cyclic collector (gc.freeze), so that no run pays
+for the objects of the runs beside it in the process.
+Usage: python bench/bench_neat_step.py [--quick] [--shapes 336x3,336x9,pop1000,recurrent300,pop3000,xor10000]
                                        [--no-scaling]
 """
 import argparse
+import configparser
+import contextlib
 import dataclasses
 import gc
 import os
@@ -33,15 +42,21 @@ import sys
 import tempfile
 import time
 
+import numpy as np
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))  # the identity tests' snapshots and configs
 from support import evolution as es  # noqa: E402
+from support.paths import CONFIGS  # noqa: E402
+
+from neatpar.nn import FeedForwardPopulation  # noqa: E402
 
 from neatpar.processes import cpu_count  # noqa: E402
 
 ALL_FUNCTIONS = dict(activation_options=" ".join(es.ACTIVATIONS), activation_default="random",
                      activation_mutate_rate=0.2, aggregation_options=" ".join(es.AGGREGATIONS),
                      aggregation_default="random", aggregation_mutate_rate=0.2)
+XOR = "xor10000"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,7 +73,7 @@ def shape(label: str, growth: int, measured: int, **options) -> Shape:
 
 
 def shapes(quick: bool) -> dict[str, Shape]:
-    """The issue's shapes; --quick runs fewer generations (and grows pop1000 for 5, not 30)."""
+    """The step's shapes; --quick runs fewer generations (and grows pop1000 for 5, not 30)."""
     q = quick
     return {
         "336x3": shape("pop 150, 336 inputs, 3 outputs, full_direct", 0, 2 if q else 5,
@@ -74,6 +89,11 @@ def shapes(quick: bool) -> dict[str, Shape]:
     }
 
 
+def xor_shape(quick: bool) -> Shape:
+    """XOR at population 10,000 (configs/xor.cfg, no fitness threshold reached)."""
+    return shape("XOR, pop 10,000, FeedForwardPopulation", 2 if quick else 5, 2 if quick else 5)
+
+
 def scaling(quick: bool) -> dict[str, list[Shape]]:
     """How the step grows: with the population at 8 inputs, with the genome at pop 150 (ball.cfg otherwise)."""
     growth, measured = (1, 2) if quick else (5, 3)
@@ -86,10 +106,11 @@ def scaling(quick: bool) -> dict[str, list[Shape]]:
 @dataclasses.dataclass
 class Result:
     """Median milliseconds per generation, and the shape at the end of the run."""
-    reference_ms: float  # neat-python: the step, and the step with a read of the gene dicts
-    reference_read_ms: float
-    unread_ms: float  # neatpar, genes never read between generations
-    read_ms: float  # neatpar, the step and the first read of the gene dicts
+    reference_ms: float  # neat-python: the step
+    reference_read_ms: float  # neat-python: the step and the read pass
+    unread_ms: float  # neatpar, genes never read between generations: the step
+    read_ms: float  # neatpar, the step and the read pass
+    after_read_ms: float  # neatpar: the step alone, in the run read every generation
     generations: int
     species: int
     nodes: float
@@ -111,21 +132,47 @@ class Timed:
 
 
 def step_seconds(run: es.Run) -> float:
-    """One generation of `run`, less its fitness function's time (the garbage of the other runs
-    collected first, so that no run pays for another's)."""
+    """One generation of `run`, less its fitness function's time."""
+    with alone():
+        before = run.fitness.seconds
+        started = time.process_time()
+        run.step()
+        return time.process_time() - started - (run.fitness.seconds - before)
+
+
+@contextlib.contextmanager
+def alone():
+    """The block with every object made before it out of the cyclic collector's sight (collected,
+    then frozen): no run pays for the objects of the runs beside it in the process."""
     gc.collect()
-    before = run.fitness.seconds
-    started = time.process_time()
-    run.step()
-    return time.process_time() - started - (run.fitness.seconds - before)
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
+def read_every_gene(genome) -> float:
+    """What a fitness function that builds a network reads of a genome, and more: every attribute of
+    every node and connection gene, in the dicts' order."""
+    total = 0.0
+    for key, node in genome.nodes.items():
+        total += node.bias + node.response + node.time_constant
+        node.key, node.activation, node.aggregation  # noqa: B018 (the read is what is timed)
+    for key, connection in genome.connections.items():
+        if connection.enabled:
+            total += connection.weight
+        connection.key, connection.innovation  # noqa: B018
+    return total
 
 
 def read_seconds(run: es.Run) -> float:
-    """The time to read every genome's gene dicts (the first read, for neatpar's new genomes)."""
-    started = time.process_time()
-    for genome in run.population.population.values():
-        genome.nodes, genome.connections  # noqa: B018 (the read is what is timed)
-    return time.process_time() - started
+    """The read pass over every genome of the run's population."""
+    with alone():
+        started = time.process_time()
+        for genome in run.population.population.values():
+            read_every_gene(genome)
+        return time.process_time() - started
 
 
 def measure(item: Shape, neatpar_impl: es.Implementation, folder: str) -> Result:
@@ -134,13 +181,14 @@ def measure(item: Shape, neatpar_impl: es.Implementation, folder: str) -> Result
     reference, unread, read = (es.Run.new(impl, path, 1, Timed(es.growth_fitness))
                                for impl in (es.NEAT_PYTHON, neatpar_impl, neatpar_impl))
     compare(reference, unread, read, item, "at the start")
-    times: dict[str, list] = {"reference": [], "reference read": [], "unread": [], "read": []}
+    times: dict[str, list] = {name: [] for name in ("reference", "reference read", "unread", "read", "after read")}
     for generation in range(1, item.growth + item.measured + 1):
         reference_step, unread_step, read_step = (step_seconds(run) for run in (reference, unread, read))
         reference_read, read_read = read_seconds(reference), read_seconds(read)
         if generation > item.growth:
             for name, seconds in (("reference", reference_step), ("reference read", reference_step + reference_read),
-                                  ("unread", unread_step), ("read", read_step + read_read)):
+                                  ("unread", unread_step), ("read", read_step + read_read),
+                                  ("after read", read_step)):
                 times[name].append(seconds)
         compare(reference, unread, read, item, f"after generation {generation}")
         if reference.outcome is not None:
@@ -151,7 +199,7 @@ def measure(item: Shape, neatpar_impl: es.Implementation, folder: str) -> Result
     genomes = list(reference.population.population.values())
     medians = {name: 1e3 * statistics.median(values) for name, values in times.items()}
     return Result(medians["reference"], medians["reference read"], medians["unread"], medians["read"],
-                  item.measured, len(reference.population.species.species),
+                  medians["after read"], item.measured, len(reference.population.species.species),
                   statistics.mean(len(g.nodes) for g in genomes), statistics.mean(len(g.connections) for g in genomes))
 
 
@@ -171,26 +219,111 @@ def identical(expected: tuple, actual: tuple, item: Shape, when: str) -> None:
 def row(label: str, r: Result) -> str:
     return (f"| {label} | {r.generations} | {r.species} | {r.nodes:.0f} / {r.connections:,.0f} | "
             f"{r.reference_ms:,.1f} | {r.unread_ms:,.1f} | {r.reference_ms / r.unread_ms:,.1f}x | "
-            f"{r.read_ms:,.1f} | {r.reference_read_ms / r.read_ms:,.1f}x | yes |")
+            f"{r.reference_read_ms:,.1f} | {r.read_ms:,.1f} | {r.reference_read_ms / r.read_ms:,.1f}x | "
+            f"{r.after_read_ms:,.1f} | {r.after_read_ms / r.unread_ms:.2f} | yes |")
 
 
 HEADER = ("| {} | generations measured | species | nodes / connections per genome | neat-python ms | neatpar ms "
-          "| ratio | neatpar ms, gene dicts read every generation | ratio | identical |\n"
-          "|---|---|---|---|---|---|---|---|---|---|")
+          "| ratio | neat-python ms, step + gene reads | neatpar ms, step + gene reads | ratio "
+          "| neatpar ms, step after a read pass | against the step after none | identical |\n"
+          "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+
+# ---------------------------------------------------------------- XOR at population 10,000 with the kernel
+
+CASES = np.array([[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0, 1.0]])
+TARGETS = np.array([0.0, 1.0, 1.0, 0.0])
+
+
+class KernelXor:
+    """examples/xor_kernel.py's fitness callback (one kernel call per generation), with the time
+    spent in it and in its compile (FeedForwardPopulation.create) added up."""
+
+    def __init__(self):
+        self.seconds = self.compile_seconds = 0.0
+
+    def __call__(self, genomes, config):
+        started = time.process_time()
+        population = FeedForwardPopulation.create(genomes, config)
+        self.compile_seconds += time.process_time() - started
+        index = np.repeat(np.arange(len(genomes)), len(CASES))
+        outputs = population.activate(np.tile(CASES, (len(genomes), 1)), index)
+        errors = ((outputs[:, 0] - np.tile(TARGETS, len(genomes))) ** 2).reshape(len(genomes), -1)
+        for (_, genome), error in zip(genomes, errors.sum(axis=1)):
+            genome.fitness = 4.0 - float(error)
+        self.seconds += time.process_time() - started
+
+
+@dataclasses.dataclass
+class Generation:
+    """Median milliseconds per generation of one run."""
+    total_ms: float
+    fitness_ms: float
+    compile_ms: float
+
+    @property
+    def step_ms(self) -> float:
+        return self.total_ms - self.fitness_ms
+
+
+def xor_config(folder: str, pop_size: int = 10_000) -> str:
+    """configs/xor.cfg at `pop_size`, with a fitness threshold no generation reaches."""
+    parser = configparser.ConfigParser()
+    parser.read(os.path.join(CONFIGS, "xor.cfg"))
+    parser["NEAT"]["pop_size"] = str(pop_size)
+    parser["NEAT"]["fitness_threshold"] = "10.0"
+    path = os.path.join(folder, "xor.cfg")
+    with open(path, "w") as f:
+        parser.write(f)
+    return path
+
+
+def measure_xor(item: Shape, neatpar_impl: es.Implementation, folder: str) -> tuple[Generation, Generation]:
+    """neat-python's classes and neatpar's in lockstep on the kernel's XOR, compared after every generation."""
+    path = xor_config(folder)
+    runs = [es.Run.new(impl, path, 7, KernelXor(), population_fitness=True) for impl in (es.NEAT_PYTHON, neatpar_impl)]
+    times: list[dict] = [{"total": [], "fitness": [], "compile": []} for _ in runs]
+    for generation in range(1, item.growth + item.measured + 1):
+        for run, kept in zip(runs, times):
+            with alone():
+                fitness, compiled = run.fitness.seconds, run.fitness.compile_seconds
+                started = time.process_time()
+                run.step()
+                total = time.process_time() - started
+            if generation > item.growth:
+                kept["total"].append(total)
+                kept["fitness"].append(run.fitness.seconds - fitness)
+                kept["compile"].append(run.fitness.compile_seconds - compiled)
+        identical(runs[0].snapshot(genes=False), runs[1].snapshot(genes=False), item, f"after generation {generation}")
+        if runs[0].outcome is not None:
+            raise SystemExit(f"{item.label}: the run ended after generation {generation} ({runs[0].outcome})")
+    identical(runs[0].snapshot(), runs[1].snapshot(), item, "at the end, genes included")
+    return tuple(Generation(*(1e3 * statistics.median(kept[name]) for name in ("total", "fitness", "compile")))
+                 for kept in times)
+
+
+XOR_HEADER = ("| classes | generations measured | generation ms | fitness function ms (of which compile) "
+              "| step ms | outside the fitness function | identical |\n|---|---|---|---|---|---|---|")
+
+
+def xor_rows(item: Shape, reference: Generation, candidate: Generation) -> str:
+    return "\n".join(f"| {name} | {item.measured} | {g.total_ms:,.1f} | {g.fitness_ms:,.1f} ({g.compile_ms:,.1f}) | "
+                     f"{g.step_ms:,.1f} | {100 * g.step_ms / g.total_ms:.0f}% | yes |"
+                     for name, g in (("neat-python's", reference), ("neatpar's", candidate)))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer generations (a smoke run, not the numbers)")
-    parser.add_argument("--shapes", default=",".join(shapes(False)),
-                        help="comma-separated, of " + ", ".join(shapes(False)) + "; 'none' for the scaling table only")
-    parser.add_argument("--no-scaling", action="store_true", help="leave out the scaling table")
+    parser.add_argument("--shapes", default=",".join(list(shapes(False)) + [XOR]),
+                        help="comma-separated, of " + ", ".join(list(shapes(False)) + [XOR])
+                        + "; 'none' for the scaling tables only")
+    parser.add_argument("--no-scaling", action="store_true", help="leave out the scaling tables")
     args = parser.parse_args()
     table = shapes(args.quick)
     chosen = [] if args.shapes == "none" else args.shapes.split(",")
-    unknown = [name for name in chosen if name not in table]
+    unknown = [name for name in chosen if name not in table and name != XOR]
     if unknown:
-        parser.error(f"unknown shapes {unknown}; choose from {', '.join(table)}")
+        parser.error(f"unknown shapes {unknown}; choose from {', '.join(list(table) + [XOR])}")
     try:
         neatpar_impl = es.neatpar_classes()
     except AssertionError as missing:
@@ -206,10 +339,15 @@ def main() -> None:
                 results[key] = measure(item, neatpar_impl, folder)
             return results[key]
 
-        if chosen:
+        steps = [name for name in chosen if name != XOR]
+        if steps:
             print("\n" + HEADER.format("shape"), flush=True)
-            for name in chosen:
+            for name in steps:
                 print(row(table[name].label, result(table[name])), flush=True)
+        if XOR in chosen:
+            item = xor_shape(args.quick)
+            print(f"\n{item.label}: a generation, CPU ms (seed 7)\n" + XOR_HEADER, flush=True)
+            print(xor_rows(item, *measure_xor(item, neatpar_impl, folder)), flush=True)
         for title, items in ({} if args.no_scaling else scaling(args.quick)).items():
             print(f"\nHow the step grows with {title}\n" + HEADER.format("shape"), flush=True)
             for item in items:

@@ -1,8 +1,10 @@
-"""neatpar.Genome (evolution/genome.py) keeps neat.DefaultGenome's interface: genes as records until code asks for the
-dicts, then neat-python's own gene objects whose changes count; pickling, copies, size(), str(),
+"""neatpar.Genome (evolution/genome.py) keeps neat.DefaultGenome's interface: genes as records, read
+and written through mappings that hand out neat-python's gene classes' objects, whose changes
+count; genes kept as objects once code replaces the dicts; pickling, copies, size(), str(),
 get_pruned_copy(); subclasses and other gene classes get neat-python's code."""
 import copy
 import pickle
+from collections.abc import MutableMapping
 
 import neat
 import pytest
@@ -36,14 +38,28 @@ def test_a_run_that_reads_only_size_keeps_every_genome_s_genes_as_records(tmp_pa
     assert all(genes(g) is not None for g in pop.population.values())
 
 
-def test_the_dicts_hold_neat_pythons_gene_objects_and_the_genome_keeps_them(tmp_path):
+def test_the_mappings_hand_out_neat_pythons_gene_classes_and_the_genome_keeps_its_records(tmp_path):
     genome = next(iter(population(tmp_path).population.values()))
     nodes, connections = genome.nodes, genome.connections
-    assert genes(genome) is None  # from now on the objects are the genes
-    assert all(type(g) is DefaultNodeGene for g in nodes.values())
-    assert all(type(g) is DefaultConnectionGene and g.key == k for k, g in connections.items())
+    assert all(isinstance(g, DefaultNodeGene) and type(g).__name__ == "DefaultNodeGene" for g in nodes.values())
+    assert all(isinstance(g, DefaultConnectionGene) and g.key == k for k, g in connections.items())
     assert genome.nodes is nodes and genome.connections is connections
-    assert isinstance(genome, neat.DefaultGenome) and type(genome).__name__ == "DefaultGenome"
+    assert isinstance(nodes, MutableMapping) and isinstance(genome, neat.DefaultGenome)
+    assert type(genome).__name__ == "DefaultGenome"
+    assert genes(genome) is not None  # reading the genes kept them as records
+
+
+def test_replaced_dicts_are_the_genome_s_genes_from_then_on(tmp_path):
+    """genome.nodes = a dict: the genome keeps its genes as objects (that dict, and the connections
+    mapping it had, which code holding it still sees as the genome's)."""
+    genome = next(iter(population(tmp_path).population.values()))
+    connections = genome.connections
+    replaced = {k: g.copy() for k, g in genome.nodes.items()}
+    genome.nodes = replaced
+    assert genes(genome) is None and genome.nodes is replaced and genome.connections is connections
+    gene = next(iter(connections.values()))
+    gene.weight = 0.5
+    assert as_neat_genome(genome).connections[gene.key].weight == 0.5
 
 
 def test_changes_made_through_the_dicts_count(tmp_path):
@@ -73,7 +89,7 @@ def test_changes_made_through_the_dicts_count(tmp_path):
 def test_pickle_and_deepcopy_keep_the_genes(tmp_path, form):
     genome = next(iter(population(tmp_path).population.values()))
     if form == "objects":
-        genome.nodes
+        genome.nodes = dict(genome.nodes)
     for made in (pickle.loads(pickle.dumps(genome)), copy.deepcopy(genome)):
         assert type(made) is neatpar.Genome and (genes(made) is None) == (form == "objects")
         assert genome_state(made) == genome_state(copy.deepcopy(genome))

@@ -44,7 +44,9 @@ def test_enabled_links_are_every_genomes_enabled_connections_in_order(tmp_path):
         span = slice(starts[i], starts[i + 1])
         expected = [(k, c.weight) for k, c in gene_dicts(genome)[1].items() if c.enabled]
         assert list(zip(zip(ins[span].tolist(), outs[span].tolist()), weights[span].tolist())) == expected
-    genomes[0].nodes  # one genome's genes become objects: no arrays for the lot
+    genomes[0].nodes, genomes[0].connections  # read: still records
+    assert enabled_links(genomes) is not None
+    genomes[0].nodes = dict(genomes[0].nodes)  # replaced: its genes are objects, no arrays for the lot
     assert enabled_links(genomes) is None and gene_records(genomes[0]) is None
 
 

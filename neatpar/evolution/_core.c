@@ -7,7 +7,8 @@ error neat-python or CPython raises in the same place is raised with its own tex
 draw-for-draw guarantee covers errors).
 
 Everything the module makes or is given lives in its state (CoreState, PEP 489's per-module
-state, set up by core_exec): the Genes and ConfigView types, the name table, what setup() hands
+state, set up by core_exec): the Genes and ConfigView types, the gene objects' and the gene
+mappings' types, the name table, what setup() hands
 over, `random`'s generator, the interned attribute names. Process-global, and only that: the
 pool of set tables pyset.c keeps for reuse (plain memory, no Python object; every use holds the
 GIL, which all interpreters that may import this module share: see core_slots). */
@@ -177,11 +178,16 @@ static PyMethodDef module_methods[] = {
     {"distance", py_distance, METH_VARARGS, "distance(genome0, genome1, genome_config)"},
     {"speciate", speciate, METH_VARARGS, "the distance work of DefaultSpeciesSet.speciate"},
     {"enabled_links", enabled_links, METH_O, "every enabled connection of each Genes, for compiling"},
+    {"all_links", all_links, METH_O, "every connection of each Genes with its enabled flag, for compiling"},
+    {"node_table", node_table, METH_VARARGS, "node_table(genes, keys, starts): the attributes of those nodes"},
     {"names", py_names, METH_NOARGS, "the activation and aggregation names records refer to, by id"},
     {"breed", py_breed, METH_VARARGS, "each species' elites and children, as DefaultReproduction.reproduce makes them"},
+    {"ranked", py_ranked, METH_O, "ranked(members): (gid, genome) pairs by descending (fitness, gid), or None"},
+    {"members_of", py_members_of, METH_VARARGS, "members_of(population, group, sid, genome_to_species): a species' members"},
     {"set_threads", py_set_threads, METH_O, "set_threads(n) -> the previous n: threads that compute a speciation's distances"},
     {"materialize", materialize, METH_O, "materialize(genes) -> (nodes, connections) dicts of gene objects"},
     {"genes_of", py_genes_of, METH_O, "the genome's genes as records (read from its objects if need be)"},
+    {"genes_slot", py_genes_slot, METH_VARARGS, "genes_slot(kind, get, set): the descriptor of genome.nodes or genome.connections"},
     {"_genes_from_state", genes_from_state, METH_VARARGS, NULL},
     {"emulated_union", emulated_union, METH_VARARGS, "the re-enacted order of set(a) | set(b)"},
     {"emulated_inputs", emulated_inputs, METH_VARARGS,
@@ -295,7 +301,8 @@ add_testing(PyObject *m)
 
 /* Every object the state holds, for traverse and clear. */
 #define CORE_OBJECTS(X) \
-    X(genes_type) X(config_view_type) X(names) X(name_ids) X(node_gene_type) X(conn_gene_type) \
+    X(genes_type) X(config_view_type) X(gene_types[0]) X(gene_types[1]) X(map_type) X(map_view_type) \
+    X(map_iter_type) X(slot_type) X(neat_gene_classes[0]) X(neat_gene_classes[1]) X(reconstructor) X(names) X(name_ids) X(node_gene_type) X(conn_gene_type) \
     X(node_attribute_list) X(conn_attribute_list) X(genome_class) X(plain_class_fn) X(plain_types) \
     X(tracker_class) X(reference_union) X(reference_inputs) X(sets_check) X(random_module) X(random_inst) \
     X(count_type) X(genes_from_state_fn) X(empty_tuple) X(one) X(str_genes) X(str_nodes) X(str_connections) \
@@ -342,7 +349,7 @@ core_exec(PyObject *m)
     st->distance_threads = 1;
     st->genes_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &genes_spec, NULL);
     st->config_view_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &config_view_spec, NULL);
-    if (!st->genes_type || !st->config_view_type)
+    if (!st->genes_type || !st->config_view_type || make_map_types(m, st) < 0)
         return -1;
     INTERN(st->str_genes, "_genes"); INTERN(st->str_nodes, "nodes"); INTERN(st->str_connections, "connections");
     INTERN(st->str_key, "key"); INTERN(st->str_fitness, "fitness"); INTERN(st->str_innovation, "innovation");
@@ -362,10 +369,15 @@ core_exec(PyObject *m)
     PyObject *itertools = PyImport_ImportModule("itertools");
     st->count_type = itertools ? PyObject_GetAttrString(itertools, "count") : NULL;
     Py_XDECREF(itertools);
-    if (!st->empty_tuple || !st->one || !st->names || !st->name_ids || !st->random_inst || !st->count_type)
+    if (!st->empty_tuple || !st->one || !st->names || !st->name_ids || !st->random_inst || !st->count_type
+        || make_gene_types(m, st) < 0)
         return -1;
     st->genes_from_state_fn = PyObject_GetAttrString(m, "_genes_from_state");
+    if (st->gene_types[0] && (PyModule_AddObjectRef(m, "NodeGene", (PyObject *)st->gene_types[0]) < 0
+                              || PyModule_AddObjectRef(m, "ConnectionGene", (PyObject *)st->gene_types[1]) < 0))
+        return -1;
     if (!st->genes_from_state_fn || PyModule_AddObjectRef(m, "Genes", (PyObject *)st->genes_type) < 0
+        || PyModule_AddObjectRef(m, "GeneMap", (PyObject *)st->map_type) < 0
         || PyModule_AddObjectRef(m, "ConfigView", (PyObject *)st->config_view_type) < 0 || add_testing(m) < 0)
         return -1;
     return 0;

@@ -1,12 +1,15 @@
 """neatpar's drop-in for neat.DefaultGenome: the same genome, its operators in C, draw for draw.
 
-A genome keeps its genes as compact records (`_core.Genes`) until code asks for
-`genome.nodes` or `genome.connections`: then they become dicts of neat-python's own gene
-objects, exactly what neat.DefaultGenome holds, and stay so (code may keep and change them). In
-both forms every operator gives neat-python's result: configure_new, configure_crossover, mutate
-and distance run in C when the genes are records (or, for distance and as parents, are read from
-the objects), and neat-python's own Python code runs otherwise: for a genome in object form, a
-subclass that overrides an operator, or gene classes other than neat-python's defaults.
+A genome keeps its genes as compact records (`_core.Genes`). `genome.nodes` and
+`genome.connections` are mappings over those records that behave as neat-python's dicts, and the
+genes they hand out are neat-python's gene classes' objects (`_core.NodeGene` and
+`_core.ConnectionGene`, subclasses of DefaultNodeGene and DefaultConnectionGene) whose attributes
+are read from and written to the records: reading them makes no Python object per attribute, and
+what code writes through them is what the next operator reads. Every operator gives neat-python's
+result: configure_new, configure_crossover, mutate and distance run in C on the records, and
+neat-python's own Python code runs for a genome whose genes are kept as objects (its dicts
+replaced by code, or a checkpoint of that form), a subclass that overrides an operator (its genes
+become neat-python's own objects at first use), or gene classes other than neat-python's defaults.
 
 The class keeps neat-python's name, so `neat.Config` reads the config file's [DefaultGenome]
 section unchanged; neatpar exports it as `neatpar.Genome`.
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import random
 import sys
+from collections.abc import MutableMapping
 
 import neat
 from neat.attributes import BoolAttribute, FloatAttribute, StringAttribute
@@ -91,42 +95,58 @@ def plain_class(cls) -> bool:
     return known
 
 
+NODES, CONNECTIONS = 0, 1  # the C core's kinds of genes
+_FIELDS = ("_nodes", "_connections")  # where a genome whose genes are objects keeps them
+_NAMES = ("nodes", "connections")
+
+# The records' mappings are mutable mappings (their methods are dict's, in C).
+MutableMapping.register(_core.GeneMap)
+
+
+def _objects(genome, kind: int):
+    """genome.nodes or genome.connections where they are not the records' mappings: the genome's
+    objects (its genes turned into neat-python's own objects first, for a class that changes an
+    operator)."""
+    if genome.__dict__.get("_genes") is not None:
+        genome._to_objects()
+    try:
+        return genome.__dict__[_FIELDS[kind]]
+    except KeyError:
+        raise AttributeError(f"{type(genome).__name__!r} object has no attribute {_NAMES[kind]!r}") from None
+
+
+def _assign(genome, kind: int, value, deleted: bool) -> None:
+    """genome.nodes = value (or del genome.nodes): from then on the genome keeps its genes as
+    objects, this mapping and the other as it was (the records' mapping, which stays what code
+    holding it sees, or neat-python's dict)."""
+    genes = genome.__dict__.get("_genes")
+    if genes is not None:
+        if getattr(_core, "NodeGene", None) is not None and plain_class(type(genome)):
+            genome._nodes, genome._connections = genes.maps()
+            genome._genes = None
+        else:
+            genome._to_objects()
+    if deleted:
+        if genome.__dict__.pop(_FIELDS[kind], None) is None:
+            raise AttributeError(_NAMES[kind])
+    else:
+        genome.__dict__[_FIELDS[kind]] = value
+
+
 class DefaultGenome(neat.DefaultGenome):
     """neat.DefaultGenome with its genes as C records and its operators in C, draw for draw."""
+
+    nodes = _core.genes_slot(NODES, _objects, _assign)
+    connections = _core.genes_slot(CONNECTIONS, _objects, _assign)
 
     def __init__(self, key):
         self.key = key
         self._genes = _core.Genes()
         self.fitness = None
 
-    # -- the gene dicts neat-python's interface promises --------------------------------------
-
-    @property
-    def nodes(self) -> dict:
-        if self._genes is not None:
-            self._to_objects()
-        return self._nodes
-
-    @nodes.setter
-    def nodes(self, value: dict) -> None:
-        if self._genes is not None:
-            self._to_objects()
-        self._nodes = value
-
-    @property
-    def connections(self) -> dict:
-        if self._genes is not None:
-            self._to_objects()
-        return self._connections
-
-    @connections.setter
-    def connections(self, value: dict) -> None:
-        if self._genes is not None:
-            self._to_objects()
-        self._connections = value
-
     def _to_objects(self) -> None:
-        """From records to neat-python's gene objects, for good (code may hold on to them)."""
+        """From records to neat-python's own gene objects, for good (a class that changes an
+        operator runs neat-python's code on them)."""
         self._nodes, self._connections = _core.materialize(self._genes)
         self._genes = None
 
@@ -140,19 +160,27 @@ class DefaultGenome(neat.DefaultGenome):
     # -- operators ----------------------------------------------------------------------------
 
     # Each operator runs in C, or, where C returns NotImplemented (genes kept as objects, a class
-    # that changes an operator, genes other than neat-python's defaults), neat-python's own code.
+    # that changes an operator, genes other than neat-python's defaults), neat-python's own code,
+    # on neat-python's own gene objects (the genes it makes are of the config's gene classes).
+
+    def _as_objects(self) -> None:
+        if self.__dict__.get("_genes") is not None:
+            self._to_objects()
 
     def configure_new(self, config):
         if _core.configure_new(self, config) is NotImplemented:
+            self._as_objects()
             return super().configure_new(config)
         warn_initial_connection(config)
 
     def configure_crossover(self, genome1, genome2, config):
         if _core.crossover(self, genome1, genome2, config) is NotImplemented:
+            self._as_objects()
             super().configure_crossover(genome1, genome2, config)
 
     def mutate(self, config):
         if _core.mutate(self, config) is NotImplemented:
+            self._as_objects()
             super().mutate(config)
 
     def distance(self, other, config):

@@ -85,11 +85,14 @@ class DefaultReproduction(neat.DefaultReproduction):
         rc = self.reproduction_config
         spawn = max(spawn, rc.elitism)
         assert spawn > 0
-        old_members = list(s.members.items())
+        # Descending fitness, genome id breaking ties (neat-python's deterministic order; in C
+        # for float fitnesses and int ids, which no two members share).
+        old_members = _core.ranked(s.members)
+        if old_members is None:
+            old_members = list(s.members.items())
+            old_members.sort(reverse=True, key=lambda x: (x[1].fitness, x[0]))
         s.members = {}
         species.species[s.key] = s
-        # Descending fitness, genome id breaking ties (neat-python's deterministic order).
-        old_members.sort(reverse=True, key=lambda x: (x[1].fitness, x[0]))
         elites = old_members[:rc.elitism] if rc.elitism > 0 else []
         spawn -= len(elites)
         cutoff = max(int(math.ceil(rc.survival_threshold * len(old_members))), 2)

@@ -3,7 +3,8 @@ computed in C, in neat-python's order and with its cache (the reported mean and 
 distances included).
 
 The class keeps neat-python's name so the config file's [DefaultSpeciesSet] section is read
-unchanged. Genomes whose class changes `distance` are speciated by neat-python's own code.
+unchanged. Genomes whose class changes `distance`, and populations with repeated genome keys (which
+neat-python's code tolerates), are speciated by neat-python's own code.
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ class DefaultSpeciesSet(neat.DefaultSpeciesSet):
         old = [(sid, self.species[sid].representative) for sid in sorted(self.species)]
         threshold = self.species_set_config.compatibility_threshold
         found = _core.speciate(config.genome_config, population, sorted(population), old, threshold,
-                               self.indexer) if self._in_c(population, old) else NotImplemented
+                               self.indexer, _DISTANCES)
         if found is NotImplemented:
             return super().speciate(config, population, generation)
         representatives, members, spread = found
@@ -36,20 +37,10 @@ class DefaultSpeciesSet(neat.DefaultSpeciesSet):
             if s is None:
                 s = Species(sid, generation)
                 self.species[sid] = s
-            group = new_members[sid]
-            for gid in group:
-                self.genome_to_species[gid] = sid
-            s.update(population[new_representatives[sid]], {gid: population[gid] for gid in group})
+            s.update(population[new_representatives[sid]],
+                     _core.members_of(population, new_members[sid], sid, self.genome_to_species))
         if len(population) > 1:
             if isinstance(spread, OverflowError):  # neat-python's stdev of distances out of range
                 raise spread
             mean, stdev = spread
             self.reporters.info(f"Mean genetic distance {mean:.3f}, standard deviation {stdev:.3f}")
-
-    @staticmethod
-    def _in_c(population, old) -> bool:
-        """neat-python's distance, and distinct keys (the C cache numbers genomes by key; repeated
-        keys, which neat-python's code tolerates, are left to it). The C core checks the genes."""
-        kinds = {type(g) for g in population.values()} | {type(rep) for _, rep in old}
-        return (all(k.distance in _DISTANCES for k in kinds) and len({g.key for g in population.values()}) == len(population)
-                and len({rep.key for _, rep in old}) == len(old))

@@ -320,9 +320,133 @@ done:  /* one exit: every buffer and scratch array released on success and on fa
     return result;
 }
 
+/* ------------------------------------------------------------------ recurrent structure
+ * rec_structure(src, dst, enabled, conn_start, num_inputs, num_outputs,
+ *               node_key, genome_node_start, link_conn, node_link_start, link_slot, node_slot, stride)
+ * For each genome (all its connections src[k] -> dst[k], k in [conn_start[g], conn_start[g+1]), in
+ * the genome's connection order, enabled[k] their flags), what neat-python's RecurrentNetwork.create
+ * (and CTRNN.create) keeps: required = the outputs and every non-input node they depend on over all
+ * connections, enabled or not; then each enabled connection whose ends include a required node is a
+ * link of its target, the targets in order of their first such connection, each with its links in
+ * connection order. Slots: input key -j-1 -> j, output key o -> num_inputs + o, then the other
+ * evaluated nodes in that order, then each source no node evaluates (a constant 0.0) as links meet
+ * it. The output arrays as ff_structure's; returns (nodes written, links written). */
+static PyObject *rec_structure(PyObject *self, PyObject *args)
+{
+    (void)self;
+    Py_buffer b_src, b_dst, b_en, b_cs, b_key, b_gns, b_lc, b_nls, b_lslot, b_nslot, b_stride;
+    Py_ssize_t num_inputs, num_outputs;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*nnw*w*w*w*w*w*w*", &b_src, &b_dst, &b_en, &b_cs, &num_inputs, &num_outputs,
+                          &b_key, &b_gns, &b_lc, &b_nls, &b_lslot, &b_nslot, &b_stride))
+        return NULL;
+    const int64_t *src = b_src.buf, *dst = b_dst.buf, *cs = b_cs.buf;
+    const uint8_t *en = b_en.buf;
+    int64_t *node_key = b_key.buf, *gns = b_gns.buf, *link_conn = b_lc.buf, *nls = b_nls.buf;
+    int32_t *link_slot = b_lslot.buf, *node_slot = b_nslot.buf;
+    int64_t *stride_out = b_stride.buf;
+    Py_ssize_t genomes = b_cs.len / (Py_ssize_t)sizeof(int64_t) - 1;
+    Py_ssize_t max_conn = 0;
+    for (Py_ssize_t g = 0; g < genomes; g++)
+        if (cs[g + 1] - cs[g] > max_conn) max_conn = cs[g + 1] - cs[g];
+    Py_ssize_t cap = 2 * max_conn + num_outputs + 1;
+    int64_t *keys = malloc(sizeof(int64_t) * cap);
+    Py_ssize_t *pred_start = malloc(sizeof(Py_ssize_t) * (cap + 1)), *pred = malloc(sizeof(Py_ssize_t) * (max_conn + 1));
+    Py_ssize_t *fill = malloc(sizeof(Py_ssize_t) * (cap + 1)), *stack = malloc(sizeof(Py_ssize_t) * (cap + 1));
+    Py_ssize_t *order = malloc(sizeof(Py_ssize_t) * (cap + 1)), *slot = malloc(sizeof(Py_ssize_t) * (cap + 1));
+    Py_ssize_t *nlinks = malloc(sizeof(Py_ssize_t) * (cap + 1)), *link_at = malloc(sizeof(Py_ssize_t) * (cap + 1));
+    Py_ssize_t *kept = malloc(sizeof(Py_ssize_t) * (max_conn + 1));
+    char *required = malloc(cap + 1), *listed = malloc(cap + 1);
+    Py_ssize_t *dense_dst = malloc(sizeof(Py_ssize_t) * (max_conn + 1)), *dense_src = malloc(sizeof(Py_ssize_t) * (max_conn + 1));
+    PyObject *result = NULL;
+    if (!keys || !pred_start || !pred || !fill || !stack || !order || !slot || !nlinks || !link_at || !kept ||
+        !required || !listed || !dense_dst || !dense_src) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t nodes_out = 0, links_out = 0;
+    gns[0] = 0;
+    nls[0] = 0;
+    for (Py_ssize_t g = 0; g < genomes; g++) {
+        Py_ssize_t c0 = cs[g], nc = cs[g + 1] - cs[g], n = 0;
+        /* distinct non-input keys: outputs, targets, non-input sources */
+        for (Py_ssize_t o = 0; o < num_outputs; o++) keys[n++] = o;
+        for (Py_ssize_t k = 0; k < nc; k++) {
+            keys[n++] = dst[c0 + k];
+            if (src[c0 + k] >= 0) keys[n++] = src[c0 + k];
+        }
+        qsort(keys, n, sizeof(int64_t), cmp_i64);
+        Py_ssize_t u = 0;
+        for (Py_ssize_t i = 0; i < n; i++) if (i == 0 || keys[i] != keys[i - 1]) keys[u++] = keys[i];
+        n = u;
+        for (Py_ssize_t i = 0; i <= n; i++) pred_start[i] = 0;
+        for (Py_ssize_t k = 0; k < nc; k++) {
+            dense_dst[k] = find_key(keys, n, dst[c0 + k]);
+            dense_src[k] = src[c0 + k] >= 0 ? find_key(keys, n, src[c0 + k]) : -1;
+            pred_start[dense_dst[k] + 1]++;
+        }
+        for (Py_ssize_t i = 0; i < n; i++) pred_start[i + 1] += pred_start[i];
+        for (Py_ssize_t i = 0; i < n; i++) fill[i] = pred_start[i];
+        for (Py_ssize_t k = 0; k < nc; k++) pred[fill[dense_dst[k]]++] = k;
+        /* required: outputs and every non-input node they depend on, over all connections */
+        memset(required, 0, n);
+        Py_ssize_t top = 0;
+        for (Py_ssize_t o = 0; o < num_outputs; o++) { Py_ssize_t d = find_key(keys, n, o); required[d] = 1; stack[top++] = d; }
+        while (top) {
+            Py_ssize_t v = stack[--top];
+            for (Py_ssize_t p = pred_start[v]; p < pred_start[v + 1]; p++) {
+                Py_ssize_t s = dense_src[pred[p]];
+                if (s >= 0 && !required[s]) { required[s] = 1; stack[top++] = s; }
+            }
+        }
+        /* the links kept, their targets in order of first appearance */
+        memset(listed, 0, n);
+        Py_ssize_t count = 0, nkept = 0;
+        for (Py_ssize_t k = 0; k < nc; k++) {
+            Py_ssize_t d = dense_dst[k], s = dense_src[k];
+            if (!en[c0 + k] || !(required[d] || (s >= 0 && required[s]))) continue;
+            if (!listed[d]) { listed[d] = 1; nlinks[d] = 0; order[count++] = d; }
+            nlinks[d]++;
+            kept[nkept++] = k;
+        }
+        Py_ssize_t at = 0;
+        for (Py_ssize_t q = 0; q < count; q++) { link_at[order[q]] = at; at += nlinks[order[q]]; }
+        for (Py_ssize_t j = 0; j < nkept; j++) {
+            Py_ssize_t k = kept[j];
+            link_conn[links_out + link_at[dense_dst[k]]++] = c0 + k;
+        }
+        /* slots: inputs and outputs fixed, then the evaluated nodes, then sources nothing evaluates */
+        Py_ssize_t next_slot = num_inputs + num_outputs;
+        for (Py_ssize_t i = 0; i < n; i++) slot[i] = keys[i] < num_outputs ? num_inputs + keys[i] : -1;
+        for (Py_ssize_t q = 0; q < count; q++) if (slot[order[q]] < 0) slot[order[q]] = next_slot++;
+        for (Py_ssize_t q = 0; q < count; q++) {
+            Py_ssize_t v = order[q];
+            node_key[nodes_out] = keys[v];
+            node_slot[nodes_out] = (int32_t)slot[v];
+            for (Py_ssize_t j = 0; j < nlinks[v]; j++, links_out++) {
+                Py_ssize_t k = link_conn[links_out] - c0, s = dense_src[k];
+                if (s >= 0 && slot[s] < 0) slot[s] = next_slot++;
+                link_slot[links_out] = (int32_t)(s >= 0 ? slot[s] : (-src[c0 + k] - 1));
+            }
+            nodes_out++;
+            nls[nodes_out] = links_out;
+        }
+        gns[g + 1] = nodes_out;
+        stride_out[g] = next_slot;
+    }
+    result = Py_BuildValue("nn", nodes_out, links_out);
+done:  /* one exit: every buffer and scratch array released on success and on failure */
+    free(keys); free(pred_start); free(pred); free(fill); free(stack); free(order); free(slot); free(nlinks);
+    free(link_at); free(kept); free(required); free(listed); free(dense_dst); free(dense_src);
+    PyBuffer_Release(&b_src); PyBuffer_Release(&b_dst); PyBuffer_Release(&b_en); PyBuffer_Release(&b_cs);
+    PyBuffer_Release(&b_key); PyBuffer_Release(&b_gns); PyBuffer_Release(&b_lc); PyBuffer_Release(&b_nls);
+    PyBuffer_Release(&b_lslot); PyBuffer_Release(&b_nslot); PyBuffer_Release(&b_stride);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"run", run, METH_VARARGS, "Evaluate every row's network once (see the module source)."},
     {"ff_structure", ff_structure, METH_VARARGS, "Feed-forward structure of a population (see the source)."},
+    {"rec_structure", rec_structure, METH_VARARGS, "Recurrent (and CTRNN) structure of a population (see the source)."},
     {"ctrnn_run", ctrnn_run, METH_VARARGS, "Advance every row's CTRNN by one advance() (see the source)."},
     {NULL, NULL, 0, NULL},
 };

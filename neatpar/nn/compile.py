@@ -7,6 +7,11 @@ recurrent networks the nodes and links `RecurrentNetwork.create` keeps (note: it
 nodes are required over *all* connections, enabled or not, as neat-python does). `CTRNN.create`
 keeps the same nodes and links as `RecurrentNetwork.create`, and each node's `time_constant`
 (`Tables(..., time_constants=True)`).
+
+Every genome is read as the NEAT step's records (neatpar's genomes' own; a genome that keeps gene
+objects, neat-python's say, read into records in C) and walked in C (`_kernel.ff_structure`,
+`_kernel.rec_structure`): no gene object is made. Genomes with other keys than neat-python's
+standard input and output keys, or genes the records cannot hold, are walked in Python.
 """
 from __future__ import annotations
 
@@ -19,7 +24,7 @@ import numpy as np
 
 from . import _kernel
 from ..errors import ConfigError
-from ..evolution.records import enabled_links, gene_dicts, gene_records
+from ..evolution.records import gene_dicts, links, node_table, read_genes
 
 # Codes of the C kernel; the order matches the enums in _kernel.c.
 BUILTIN_ACTIVATIONS = ("sigmoid", "tanh", "sin", "gauss", "relu", "elu", "lelu", "selu", "softplus",
@@ -157,8 +162,8 @@ class Tables:
         self.genome_keys = [g.key for g in genomes]
         standard_keys = (self.input_keys == [-i - 1 for i in range(self.num_inputs)]
                          and self.output_keys == list(range(self.num_outputs)))
-        flat = (self._feed_forward_in_c(genomes, acts, aggs) if not recurrent and standard_keys
-                else None) or self._in_python(genomes, acts, aggs)
+        records = read_genes(genomes) if standard_keys else None
+        flat = (self._in_c(records, acts, aggs) if records is not None else None) or self._in_python(genomes, acts, aggs)
         self.stride = int(max(flat.stride, self.num_inputs + self.num_outputs))
         self.genome_start = np.asarray(flat.genome_start, dtype=np.int64)
         self.node_slot = np.asarray(flat.node_slot, dtype=np.int32)
@@ -178,73 +183,44 @@ class Tables:
         self.custom_aggregations = aggs.custom
         self.uses_custom = bool(acts.custom or aggs.custom)
 
-    def _node_attributes(self, genome, keys, acts, aggs, out, nodes: dict | None = None) -> None:
-        """The kernel's attributes of the nodes `keys`, read from the genome's records when it has
-        them (no gene objects made), else from its node dict."""
+    def _node_attributes(self, genome, keys, acts, aggs, out, nodes: dict) -> None:
+        """The kernel's attributes of the nodes `keys`, read from the genome's node dict."""
         node_act, node_agg, node_bias, node_resp = out[:4]
         act_code, agg_code = acts.code, aggs.code
-        records = gene_records(genome) if nodes is None else None
-        if records is not None:
-            table, names = records.nodes, records.names
-            row = {k: i for i, k in enumerate(table["key"].tolist())}
-            act, agg = table["activation"].tolist(), table["aggregation"].tolist()
-            bias, resp = table["bias"].tolist(), table["response"].tolist()
-            for n in keys:
-                i = row[n]
-                node_act.append(act_code(names[act[i]]))
-                node_agg.append(agg_code(names[agg[i]]))
-                node_bias.append(bias[i])
-                node_resp.append(resp[i])
-            if self._with_tau:
-                tau = table["time_constant"].tolist()
-                out[4].extend(tau[row[n]] for n in keys)
-            return
-        gene_of = genome.nodes if nodes is None else nodes
         for n in keys:
-            gene = gene_of[n]
+            gene = nodes[n]
             node_act.append(act_code(gene.activation))
             node_agg.append(agg_code(gene.aggregation))
             node_bias.append(gene.bias)
             node_resp.append(gene.response)
         if self._with_tau:
-            out[4].extend(_time_constant(gene_of[n], n, genome) for n in keys)
+            out[4].extend(_time_constant(nodes[n], n, genome) for n in keys)
 
-    def _feed_forward_in_c(self, genomes, acts, aggs) -> Flat | None:
-        """The feed-forward structure walked in C (_kernel.ff_structure); None if a genome has a
-        link the C walk does not expect (then the Python walk, with the same result, is used)."""
-        src_a, dst_a, weight, starts = enabled_links(genomes) or self._enabled_links(genomes)
+    def _in_c(self, records: list, acts, aggs) -> Flat | None:
+        """The structure walked in C (_kernel.ff_structure, or rec_structure for recurrent networks
+        and CTRNNs) over the genomes' records; None if a genome has a link the C walk does not
+        expect (then the Python walk, with the same result, is used)."""
+        found = links(records, enabled_only=not self.recurrent)
+        src_a, dst_a, weight, starts = found.inputs, found.outputs, found.weights, found.starts
         if len(src_a) and (src_a.min() < -self.num_inputs or dst_a.min() < 0):
             return None
-        genomes_n, conns = len(genomes), len(src_a)
+        genomes_n, conns = len(records), len(src_a)
         cap = 2 * conns + genomes_n * self.num_outputs + 1
         node_key, node_slot = np.empty(cap, np.int64), np.empty(cap, np.int32)
         genome_start, link_start = np.empty(genomes_n + 1, np.int64), np.empty(cap + 1, np.int64)
         link_conn, link_src = np.empty(max(conns, 1), np.int64), np.empty(max(conns, 1), np.int32)
         strides = np.empty(max(genomes_n, 1), np.int64)
-        nodes, links = _kernel.ff_structure(src_a, dst_a, starts, self.num_inputs,
-                                            self.num_outputs, node_key, genome_start, link_conn, link_start,
-                                            link_src, node_slot, strides)
-        out = self._attribute_arrays()
-        keys, bounds = node_key[:nodes].tolist(), genome_start.tolist()
-        for g, genome in enumerate(genomes):
-            self._node_attributes(genome, keys[bounds[g]:bounds[g + 1]], acts, aggs, out)
-        return Flat(genome_start, node_slot[:nodes], *out[:4], link_start[:nodes + 1], link_src[:links],
-                    weight[link_conn[:links]], int(strides[:genomes_n].max(initial=0)), *out[4:])
-
-    @staticmethod
-    def _enabled_links(genomes) -> tuple:
-        """enabled_links for genomes whose genes are objects: read from their connection dicts."""
-        src, dst, weight, starts = array("q"), array("q"), array("d"), array("q", [0])
-        add_src, add_dst, add_w = src.append, dst.append, weight.append
-        for genome in genomes:
-            for (i, o), cg in gene_dicts(genome)[1].items():
-                if cg.enabled:
-                    add_src(i)
-                    add_dst(o)
-                    add_w(cg.weight)
-            starts.append(len(src))
-        return (np.frombuffer(src, np.int64), np.frombuffer(dst, np.int64), np.frombuffer(weight, np.float64),
-                np.frombuffer(starts, np.int64))
+        outputs = (node_key, genome_start, link_conn, link_start, link_src, node_slot, strides)
+        if self.recurrent:
+            nodes, link_count = _kernel.rec_structure(src_a, dst_a, found.enabled, starts, self.num_inputs,
+                                                      self.num_outputs, *outputs)
+        else:
+            nodes, link_count = _kernel.ff_structure(src_a, dst_a, starts, self.num_inputs, self.num_outputs, *outputs)
+        table = node_table(records, node_key[:nodes], genome_start)
+        attributes = (_codes(table.activations, table.names, acts), _codes(table.aggregations, table.names, aggs),
+                      table.biases, table.responses) + ((table.time_constants,) if self._with_tau else ())
+        return Flat(genome_start, node_slot[:nodes], *attributes[:4], link_start[:nodes + 1], link_src[:link_count],
+                    weight[link_conn[:link_count]], int(strides[:genomes_n].max(initial=0)), *attributes[4:])
 
     def _in_python(self, genomes, acts, aggs) -> Flat:
         """The structure neat-python builds, walked in Python (recurrent networks, unusual keys)."""
@@ -286,6 +262,12 @@ class Tables:
     @property
     def num_genomes(self) -> int:
         return len(self.genome_start) - 1
+
+
+def _codes(ids: np.ndarray, names: tuple, functions: FunctionTable) -> np.ndarray:
+    """Kernel codes (int8) of the nodes' function ids (names[id] is the function's name)."""
+    unique, where = np.unique(ids, return_inverse=True)
+    return np.array([functions.code(names[i]) for i in unique.tolist()], np.int8)[where]
 
 
 def _time_constant(gene, key: int, genome) -> float:

@@ -360,11 +360,13 @@ class Run:
     """One evolution driven a generation at a time. Its random stream is its own (swapped in for
     each turn), so two runs can alternate in one process; what its reporters print (StdOutReporter
     with species detail, Checkpointer), what goes to stderr and every warning are kept as lines,
-    less the wall-clock times StdOutReporter prints."""
+    less the wall-clock times StdOutReporter prints. `fitness` scores one genome; with
+    `population_fitness`, it is neat-python's fitness callback itself (genomes, config)."""
 
     def __init__(self, impl: Implementation, population_maker: Callable, fitness: Callable,
-                 checkpoints: str | None = None):
+                 checkpoints: str | None = None, population_fitness: bool = False):
         self.impl, self.fitness, self.checkpoints = impl, fitness, checkpoints
+        self.evaluate = fitness if population_fitness else evaluator(fitness)
         self.lines: list = []
         self.history: list = []  # every line of the run, for tests that check what happened
         self.outcome: str | None = None
@@ -378,8 +380,10 @@ class Run:
             self.population.add_reporter(neat.Checkpointer(1, None, checkpoints))
 
     @classmethod
-    def new(cls, impl: Implementation, path: str, seed: int, fitness: Callable, checkpoints: str | None = None):
-        return cls(impl, lambda: neat.Population(impl.config(path), seed=seed), fitness, checkpoints)
+    def new(cls, impl: Implementation, path: str, seed: int, fitness: Callable, checkpoints: str | None = None,
+            population_fitness: bool = False):
+        return cls(impl, lambda: neat.Population(impl.config(path), seed=seed), fitness, checkpoints,
+                   population_fitness)
 
     @classmethod
     def restored(cls, impl: Implementation, checkpoint: str, fitness: Callable, path: str | None = None,
@@ -420,7 +424,7 @@ class Run:
         before = self.population.generation
         with self.turn():
             try:
-                self.population.run(evaluator(self.fitness), 1)
+                self.population.run(self.evaluate, 1)
             except Exception as error:  # part of the outcome both implementations must share
                 self.outcome = f"{type(error).__name__}: {error}"
                 self.failure = traceback.format_exc()

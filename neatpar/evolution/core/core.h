@@ -22,6 +22,9 @@ the code beside it does.
 
 The parts, in the order a generation uses them:
     genes.c         the Genes records (type, views, pickling) and neat-python's gene objects
+    gene_objects.c  gene objects over the records (neat-python's gene classes' interface)
+    gene_maps.c     genome.nodes and genome.connections over the records, their views and iterators
+    records.c       what the kernel's compile reads of many genomes' records
     config.c        the genome config read once into a Cfg (and ConfigView, a config read once)
     rng.c           draws from `random`'s own Mersenne Twister
     pyset.c         CPython's set tables re-enacted (their iteration order)
@@ -30,7 +33,7 @@ The parts, in the order a generation uses them:
     operators.c     attributes, configure_new, crossover, mutate
     speciation.c    distances and DefaultSpeciesSet.speciate's distance work
     threads_shim.c  the threads of a speciation's distances: POSIX or Win32 (threads_shim.h)
-    reproduction.c  DefaultReproduction.reproduce's children (breed)
+    reproduction.c  DefaultReproduction.reproduce's children (breed), members ranked and grouped
     ../_core.c      the module: its state, entry points and method tables
 */
 #ifndef NEATPAR_CORE_H
@@ -59,6 +62,10 @@ typedef struct {
 
 typedef struct { int64_t key; int32_t pos; } NodeIdx;
 
+typedef struct Gene Gene;     /* a gene object (gene_objects.c) */
+
+enum { NODE_GENES = 0, CONN_GENES = 1 };   /* a genome's two kinds of genes, as indexes */
+
 typedef struct {
     PyObject_HEAD
     Node *nodes;
@@ -66,9 +73,39 @@ typedef struct {
     Conn *conns;
     Py_ssize_t nc, conn_cap;
     struct View *view;           /* the genes laid out for lookups and distances: built when first
-                                    needed, dropped on any change */
+                                    needed, dropped on any change but a gene object's attribute
+                                    written (which writes it through) */
     int acyclic;                 /* -1 unknown, else whether the connection graph has no cycle */
+    uint64_t stamp;              /* changes whenever a gene is added, removed or moved (iterators check it) */
+    Gene **objects[2];           /* the gene objects alive, by record position (borrowed: each
+                                    removes itself as it goes), or NULL; [NODE_GENES], [CONN_GENES] */
+    Py_ssize_t objects_len[2];   /* the positions those arrays cover (others have no object) */
+    PyObject *maps[2];           /* borrowed: the live mappings genome.nodes, genome.connections */
 } Genes;
+
+/* A gene object: neat-python's DefaultNodeGene or DefaultConnectionGene interface (a subclass of
+   it) over one record of a genome's Genes, or over values of its own once it belongs to no genome
+   (made by copy(), crossover(), or left by a gene its genome removed). A view holds its Genes;
+   the Genes lists its live views by position and keeps their positions as records move. */
+struct Gene {
+    PyObject_HEAD
+    void *base_weakrefs;         /* where the base class (a Python class) keeps its weak references */
+    Genes *owner;                /* strong; NULL: the values below are its own */
+    Py_ssize_t pos;              /* the record's position in owner */
+    union { Node n; Conn c; } own;
+    PyObject *key;               /* its key as an object, once made (an int or a pair of ints), or NULL */
+    uint32_t set;                /* with its own values: the attributes it has (bits, GENE_KEY first) */
+    int kind;                    /* NODE_GENES or CONN_GENES */
+};
+
+#define GENE_KEY 1u
+
+/* genome.nodes or genome.connections of a genome whose genes are records (gene_maps.c) */
+typedef struct {
+    PyObject_HEAD
+    Genes *g;                    /* strong */
+    int kind;                    /* NODE_GENES or CONN_GENES */
+} GeneMap;
 
 /* A genome's genes laid out for key lookups and distances: attribute arrays in dict order, each
    gene's key hash, open-addressing tables of positions (-1 empty), connection keys packed into one
@@ -209,6 +246,11 @@ typedef struct {
 
 struct CoreState {
     PyTypeObject *genes_type, *config_view_type;
+    PyTypeObject *gene_types[2];  /* the gene objects' types (subclasses of neat-python's gene
+                                     classes), NULL if this CPython lays those classes out otherwise */
+    PyTypeObject *map_type, *map_view_type, *map_iter_type, *slot_type;  /* gene_maps.c */
+    PyObject *neat_gene_classes[2];  /* neat.genes.DefaultNodeGene, DefaultConnectionGene */
+    PyObject *reconstructor;     /* copyreg._reconstructor: a gene object without a key, pickled */
     PyObject *names;             /* list: id -> activation/aggregation name */
     PyObject *name_ids;          /* dict: name -> id */
     PyObject *node_gene_type, *conn_gene_type;                  /* from setup() */
@@ -241,6 +283,13 @@ static inline CoreState *core_state(PyObject *module) { return (CoreState *)PyMo
 
 int32_t name_id(CoreState *st, PyObject *name);
 void genes_changed(Genes *g);
+void genes_values_changed(Genes *g);
+void remove_node_at(Genes *g, Py_ssize_t at);
+void remove_conn_at(Genes *g, Py_ssize_t at);
+void remove_conns_of(Genes *g, int64_t key);
+Py_ssize_t conn_pos(Genes *g, int64_t in, int64_t out);
+Py_ssize_t find_node(Genes *g, int64_t key);
+int read_pair(PyObject *key, int64_t *in, int64_t *out);
 int reserve(void **arr, Py_ssize_t *cap, Py_ssize_t need, size_t item);
 Genes *genes_alloc(CoreState *st, Py_ssize_t node_cap, Py_ssize_t conn_cap);
 int push_node(Genes *g, const Node *n);
@@ -255,9 +304,33 @@ Py_ssize_t node_pos(const Genes *g, int64_t key);
 int has_node(const Genes *g, int64_t key);
 Genes *genes_of(CoreState *st, PyObject *genome, PyObject *snapshots);
 PyObject *genes_from_state(PyObject *mod, PyObject *args);
-PyObject *enabled_links(PyObject *mod, PyObject *list);
 PyObject *py_names(PyObject *mod, PyObject *unused);
 PyObject *materialize(PyObject *mod, PyObject *arg);
+
+/* gene_objects.c                                                                              */
+
+int make_gene_types(PyObject *module, CoreState *st);
+PyObject *gene_at(Genes *g, int kind, Py_ssize_t pos);
+PyObject *gene_key(PyObject *gene);
+PyObject *int_pair(int64_t a, int64_t b);
+void gene_left(Genes *g, int kind, Py_ssize_t pos);
+void gene_moved(Genes *g, int kind, Py_ssize_t from, Py_ssize_t to);
+void gene_written(Genes *g, int kind, Py_ssize_t pos);
+int gene_values(CoreState *st, PyObject *gene, int kind, void *record);
+int gene_adoptable(CoreState *st, PyObject *gene, int kind, const void *key_record);
+int gene_adopt(Genes *g, int kind, Py_ssize_t pos, PyObject *gene);
+
+/* gene_maps.c                                                                                 */
+
+int make_map_types(PyObject *module, CoreState *st);
+PyObject *genes_map(Genes *g, int kind);
+PyObject *py_genes_slot(PyObject *mod, PyObject *args);
+
+/* records.c                                                                                   */
+
+PyObject *enabled_links(PyObject *mod, PyObject *list);
+PyObject *all_links(PyObject *mod, PyObject *list);
+PyObject *node_table(PyObject *mod, PyObject *args);
 
 /* config.c                                                                                    */
 
@@ -329,6 +402,8 @@ PyObject *py_set_threads(PyObject *mod, PyObject *arg);
 /* reproduction.c                                                                              */
 
 PyObject *py_breed(PyObject *mod, PyObject *args);
+PyObject *py_ranked(PyObject *mod, PyObject *members);
+PyObject *py_members_of(PyObject *mod, PyObject *args);
 
 /* ../_core.c                                                                                  */
 

@@ -29,12 +29,64 @@ name_id(CoreState *st, PyObject *name)
 /* ------------------------------------------------------------------------------------------ */
 /* Genes                                                                                       */
 
+/* The genes changed: which there are, or where (iterators over them stop), or any value. */
 void
 genes_changed(Genes *g)
+{
+    g->stamp++;
+    genes_values_changed(g);
+}
+
+/* Some gene's values changed (the same genes in the same places). */
+void
+genes_values_changed(Genes *g)
 {
     PyMem_Free(g->view);
     g->view = NULL;
     g->acyclic = -1;
+}
+
+/* Removals: the gene objects of removed records keep their values, those of moved ones follow. */
+void
+remove_node_at(Genes *g, Py_ssize_t at)
+{
+    gene_left(g, NODE_GENES, at);
+    for (Py_ssize_t k = at + 1; k < g->nn; k++)
+        gene_moved(g, NODE_GENES, k, k - 1);
+    memmove(&g->nodes[at], &g->nodes[at + 1], sizeof(Node) * (g->nn - at - 1));
+    g->nn--;
+    genes_changed(g);
+}
+
+void
+remove_conn_at(Genes *g, Py_ssize_t at)
+{
+    gene_left(g, CONN_GENES, at);
+    for (Py_ssize_t k = at + 1; k < g->nc; k++)
+        gene_moved(g, CONN_GENES, k, k - 1);
+    memmove(&g->conns[at], &g->conns[at + 1], sizeof(Conn) * (g->nc - at - 1));
+    g->nc--;
+    genes_changed(g);
+}
+
+/* Every connection from or to the node `key`, removed (the others keep their order). */
+void
+remove_conns_of(Genes *g, int64_t key)
+{
+    Py_ssize_t w = 0;
+    for (Py_ssize_t k = 0; k < g->nc; k++) {
+        if (g->conns[k].in == key || g->conns[k].out == key) {
+            gene_left(g, CONN_GENES, k);
+            continue;
+        }
+        if (w != k) {
+            gene_moved(g, CONN_GENES, k, w);
+            g->conns[w] = g->conns[k];
+        }
+        w++;
+    }
+    g->nc = w;
+    genes_changed(g);
 }
 
 int
@@ -66,6 +118,10 @@ genes_alloc(CoreState *st, Py_ssize_t node_cap, Py_ssize_t conn_cap)
     g->nn = g->nc = g->node_cap = g->conn_cap = 0;
     g->view = NULL;
     g->acyclic = -1;
+    g->stamp = 0;
+    g->objects[0] = g->objects[1] = NULL;
+    g->objects_len[0] = g->objects_len[1] = 0;
+    g->maps[0] = g->maps[1] = NULL;
     if (reserve((void **)&g->nodes, &g->node_cap, node_cap, sizeof(Node)) < 0
         || reserve((void **)&g->conns, &g->conn_cap, conn_cap, sizeof(Conn)) < 0) {
         Py_DECREF(g);
@@ -81,6 +137,8 @@ genes_dealloc(Genes *g)
     PyMem_Free(g->nodes);
     PyMem_Free(g->conns);
     PyMem_Free(g->view);
+    PyMem_Free(g->objects[0]);  /* empty: each gene object holds its Genes */
+    PyMem_Free(g->objects[1]);
     PyObject_Free(g);
     Py_DECREF(type);
 }
@@ -109,6 +167,7 @@ set_conn(Genes *g, const Conn *c)
 {
     Py_ssize_t at = find_conn(g, c->in, c->out);
     if (at >= 0) {
+        gene_left(g, CONN_GENES, at);  /* a new gene in the old one's place */
         g->conns[at] = *c;
         return 0;
     }
@@ -246,6 +305,36 @@ Py_ssize_t
 node_pos(const Genes *g, int64_t key)
 {
     return view_node(g->view, key, node_hash(key));
+}
+
+/* Where the node `key` is, -1 if nowhere, -2 on error (no memory for the lookup tables). */
+Py_ssize_t
+find_node(Genes *g, int64_t key)
+{
+    if (g->nn <= 16) {
+        for (Py_ssize_t i = 0; i < g->nn; i++)
+            if (g->nodes[i].key == key)
+                return i;
+        return -1;
+    }
+    View *v = view_of(g);
+    return v ? view_node(v, key, node_hash(key)) : -2;
+}
+
+/* Where the connection (in, out) is, -1 if nowhere, -2 on error. */
+Py_ssize_t
+conn_pos(Genes *g, int64_t in, int64_t out)
+{
+    if (g->nc <= 16)
+        return find_conn(g, in, out);
+    View *v = view_of(g);
+    if (!v)
+        return -2;
+    uint32_t h = conn_hash(in, out) & v->cmask;
+    int32_t p;
+    while ((p = v->ctable[h]) >= 0 && (g->conns[p].in != in || g->conns[p].out != out))
+        h = (h + 1) & v->cmask;
+    return p;
 }
 
 int
@@ -412,55 +501,6 @@ Genes_records(Genes *self, PyObject *unused)
                          self->conns ? (const char *)self->conns : "", (Py_ssize_t)(sizeof(Conn) * self->nc));
 }
 
-/* enabled_links([Genes, ...]) -> (inputs, outputs, weights, starts): every enabled connection of
-   each genome in its dict order, as int64/int64/float64 bytes, and where each genome's start
-   (int64 bytes, one more than genomes) - what the kernel's compile walks. */
-PyObject *
-enabled_links(PyObject *mod, PyObject *list)
-{
-    CoreState *st = core_state(mod);
-    PyObject *seq = PySequence_Fast(list, "enabled_links() takes a list of Genes");
-    if (!seq)
-        return NULL;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq), total = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *g = PySequence_Fast_GET_ITEM(seq, i);
-        if (!Py_IS_TYPE(g, st->genes_type)) {
-            Py_DECREF(seq);
-            PyErr_SetString(PyExc_TypeError, "enabled_links() takes a list of Genes");
-            return NULL;
-        }
-        for (Py_ssize_t k = 0; k < ((Genes *)g)->nc; k++)
-            total += ((Genes *)g)->conns[k].enabled != 0;
-    }
-    PyObject *ins = PyBytes_FromStringAndSize(NULL, sizeof(int64_t) * total);
-    PyObject *outs = PyBytes_FromStringAndSize(NULL, sizeof(int64_t) * total);
-    PyObject *ws = PyBytes_FromStringAndSize(NULL, sizeof(double) * total);
-    PyObject *starts = PyBytes_FromStringAndSize(NULL, sizeof(int64_t) * (n + 1));
-    if (!ins || !outs || !ws || !starts) {
-        Py_XDECREF(ins); Py_XDECREF(outs); Py_XDECREF(ws); Py_XDECREF(starts);
-        Py_DECREF(seq);
-        return NULL;
-    }
-    int64_t *pi = (int64_t *)PyBytes_AS_STRING(ins), *po = (int64_t *)PyBytes_AS_STRING(outs);
-    double *pw = (double *)PyBytes_AS_STRING(ws);
-    int64_t *ps = (int64_t *)PyBytes_AS_STRING(starts);
-    Py_ssize_t at = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        const Genes *g = (const Genes *)PySequence_Fast_GET_ITEM(seq, i);
-        ps[i] = at;
-        for (Py_ssize_t k = 0; k < g->nc; k++)
-            if (g->conns[k].enabled) {
-                pi[at] = g->conns[k].in;
-                po[at] = g->conns[k].out;
-                pw[at++] = g->conns[k].weight;
-            }
-    }
-    ps[n] = at;
-    Py_DECREF(seq);
-    return Py_BuildValue("(NNNN)", ins, outs, ws, starts);
-}
-
 PyObject *
 py_names(PyObject *mod, PyObject *unused)
 {
@@ -474,7 +514,20 @@ Genes_len(Genes *self)
     return self->nn + self->nc;
 }
 
+static PyObject *
+Genes_maps(Genes *self, PyObject *unused)
+{
+    (void)unused;
+    PyObject *nodes = genes_map(self, NODE_GENES), *conns = nodes ? genes_map(self, CONN_GENES) : NULL;
+    if (!conns) {
+        Py_XDECREF(nodes);
+        return NULL;
+    }
+    return Py_BuildValue("(NN)", nodes, conns);
+}
+
 static PyMethodDef Genes_methods[] = {
+    {"maps", (PyCFunction)Genes_maps, METH_NOARGS, "(nodes, connections): the mappings over these records."},
     {"__reduce__", (PyCFunction)Genes_reduce, METH_NOARGS, NULL},
     {"__copy__", (PyCFunction)Genes_copy, METH_NOARGS, NULL},
     {"__deepcopy__", (PyCFunction)Genes_deepcopy, METH_O, NULL},
@@ -504,40 +557,8 @@ PyType_Spec genes_spec = {
 /* ------------------------------------------------------------------------------------------ */
 /* Gene objects <-> records                                                                    */
 
-static int
-get_double(PyObject *obj, PyObject *name, double *out)
-{
-    PyObject *v = PyObject_GetAttr(obj, name);
-    if (!v)
-        return -1;
-    *out = PyFloat_AsDouble(v);
-    Py_DECREF(v);
-    return (*out == -1.0 && PyErr_Occurred()) ? -1 : 0;
-}
-
-static int
-get_int64(PyObject *obj, PyObject *name, int64_t *out)
-{
-    PyObject *v = PyObject_GetAttr(obj, name);
-    if (!v)
-        return -1;
-    *out = PyLong_AsLongLong(v);
-    Py_DECREF(v);
-    return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
-}
-
-static int
-get_name(CoreState *st, PyObject *obj, PyObject *name, int32_t *out)
-{
-    PyObject *v = PyObject_GetAttr(obj, name);
-    if (!v)
-        return -1;
-    *out = name_id(st, v);
-    Py_DECREF(v);
-    return *out < 0 ? -1 : 0;
-}
-
-static int
+/* A connection key, (in, out), read. */
+int
 read_pair(PyObject *key, int64_t *in, int64_t *out)
 {
     if (!PyTuple_Check(key) || PyTuple_GET_SIZE(key) != 2) {
@@ -551,51 +572,68 @@ read_pair(PyObject *key, int64_t *in, int64_t *out)
     return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
 }
 
-/* Records of a genome whose genes are objects in dicts (neat-python's own genomes, or neatpar's
-   after user code asked for the dicts). */
-static Genes *
-genes_from_dicts(CoreState *st, PyObject *nodes, PyObject *conns)
+/* A genome's nodes or connections (a mapping: neatpar's over records, a dict, or any other)
+   appended to `g` as records, in the mapping's order: keys from the mapping, the rest from its
+   gene objects. */
+static int
+append_mapping(CoreState *st, Genes *g, PyObject *mapping, int kind)
 {
-    if (!PyDict_Check(nodes) || !PyDict_Check(conns)) {
-        PyErr_SetString(PyExc_TypeError, "neatpar: genome.nodes and genome.connections must be dicts");
-        return NULL;
+    if (Py_IS_TYPE(mapping, st->map_type)) {
+        const GeneMap *m = (const GeneMap *)mapping;
+        Py_ssize_t n = kind == NODE_GENES ? m->g->nn : m->g->nc;
+        if (kind == NODE_GENES) {
+            if (reserve((void **)&g->nodes, &g->node_cap, g->nn + n, sizeof(Node)) < 0)
+                return -1;
+            memcpy(g->nodes + g->nn, m->g->nodes, sizeof(Node) * n);
+            g->nn += n;
+        }
+        else {
+            if (reserve((void **)&g->conns, &g->conn_cap, g->nc + n, sizeof(Conn)) < 0)
+                return -1;
+            memcpy(g->conns + g->nc, m->g->conns, sizeof(Conn) * n);
+            g->nc += n;
+        }
+        return 0;
     }
-    Genes *g = genes_alloc(st, PyDict_GET_SIZE(nodes), PyDict_GET_SIZE(conns));
-    if (!g)
-        return NULL;
-    Py_ssize_t pos = 0;
-    PyObject *key, *gene;
-    while (PyDict_Next(nodes, &pos, &key, &gene)) {
-        Node *n = &g->nodes[g->nn];
-        n->key = PyLong_AsLongLong(key);
-        if ((n->key == -1 && PyErr_Occurred()) || get_double(gene, st->str_bias, &n->bias) < 0
-            || get_double(gene, st->str_response, &n->response) < 0
-            || get_name(st, gene, st->str_activation, &n->act) < 0
-            || get_name(st, gene, st->str_aggregation, &n->agg) < 0
-            || get_double(gene, st->str_time_constant, &n->time_constant) < 0)
-            goto fail;
-        g->nn++;
+    PyObject *items = PyDict_Check(mapping) ? PyDict_Items(mapping) : PyMapping_Items(mapping);
+    if (!items)
+        return -1;
+    int rc = 0;
+    for (Py_ssize_t i = 0; rc == 0 && i < PyList_GET_SIZE(items); i++) {
+        PyObject *item = PyList_GET_ITEM(items, i);
+        if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 2) {
+            PyErr_SetString(PyExc_TypeError, "neatpar: genome.nodes and genome.connections must be mappings");
+            rc = -1;
+            break;
+        }
+        PyObject *key = PyTuple_GET_ITEM(item, 0), *gene = PyTuple_GET_ITEM(item, 1);
+        if (kind == NODE_GENES) {
+            Node n;
+            n.key = PyLong_AsLongLong(key);
+            rc = ((n.key == -1 && PyErr_Occurred()) || gene_values(st, gene, NODE_GENES, &n) < 0
+                  || push_node(g, &n) < 0) ? -1 : 0;
+        }
+        else {
+            Conn c;
+            rc = (read_pair(key, &c.in, &c.out) < 0 || gene_values(st, gene, CONN_GENES, &c) < 0
+                  || reserve((void **)&g->conns, &g->conn_cap, g->nc + 1, sizeof(Conn)) < 0) ? -1 : 0;
+            if (rc == 0)
+                g->conns[g->nc++] = c;
+        }
     }
-    pos = 0;
-    while (PyDict_Next(conns, &pos, &key, &gene)) {
-        Conn *c = &g->conns[g->nc];
-        if (read_pair(key, &c->in, &c->out) < 0 || get_int64(gene, st->str_innovation, &c->innov) < 0
-            || get_double(gene, st->str_weight, &c->weight) < 0)
-            goto fail;
-        PyObject *en = PyObject_GetAttr(gene, st->str_enabled);
-        if (!en)
-            goto fail;
-        c->enabled = PyObject_IsTrue(en);
-        c->pad = 0;
-        Py_DECREF(en);
-        if (c->enabled < 0)
-            goto fail;
-        g->nc++;
-    }
+    Py_DECREF(items);
+    return rc;
+}
+
+/* Records of a genome whose genes are objects in mappings (neat-python's own genomes, or
+   neatpar's kept as objects). */
+static Genes *
+genes_from_mappings(CoreState *st, PyObject *nodes, PyObject *conns)
+{
+    Genes *g = genes_alloc(st, 0, 0);
+    if (g && (append_mapping(st, g, nodes, NODE_GENES) < 0 || append_mapping(st, g, conns, CONN_GENES) < 0))
+        Py_CLEAR(g);
     return g;
-fail:
-    Py_DECREF(g);
-    return NULL;
 }
 
 /* The genome's records: its own Genes, its entry in `snapshots` (a dict id(genome) -> Genes that
@@ -619,7 +657,7 @@ genes_of(CoreState *st, PyObject *genome, PyObject *snapshots)
     }
     PyObject *nodes = PyObject_GetAttr(genome, st->str_nodes);
     PyObject *conns = nodes ? PyObject_GetAttr(genome, st->str_connections) : NULL;
-    Genes *r = conns ? genes_from_dicts(st, nodes, conns) : NULL;
+    Genes *r = conns ? genes_from_mappings(st, nodes, conns) : NULL;
     Py_XDECREF(nodes);
     Py_XDECREF(conns);
     return r;

@@ -491,14 +491,8 @@ mutate_delete_node(Rng *r, const Cfg *c, Genes *g)
     }
     Py_ssize_t at = avail[pick];
     PyMem_Free(avail);
-    int64_t del_key = g->nodes[at].key;
-    Py_ssize_t w = 0;
-    for (Py_ssize_t k = 0; k < g->nc; k++)
-        if (g->conns[k].in != del_key && g->conns[k].out != del_key)
-            g->conns[w++] = g->conns[k];
-    g->nc = w;
-    memmove(&g->nodes[at], &g->nodes[at + 1], sizeof(Node) * (g->nn - at - 1));
-    g->nn--;
+    remove_conns_of(g, g->nodes[at].key);
+    remove_node_at(g, at);
     return 0;
 }
 
@@ -510,8 +504,7 @@ mutate_delete_connection(Rng *r, Genes *g)
     Py_ssize_t at = rng_choice(r, g->nc);
     if (at < 0)
         return -1;
-    memmove(&g->conns[at], &g->conns[at + 1], sizeof(Conn) * (g->nc - at - 1));
-    g->nc--;
+    remove_conn_at(g, at);
     return 0;
 }
 

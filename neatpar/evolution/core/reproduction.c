@@ -1,6 +1,8 @@
 /* DefaultReproduction.reproduce's children, made in C (breed). */
 #include "core.h"
 
+#include <math.h>
+
 
 /* A species' parents for its children: (gid, genome) pairs, their records and fitnesses read once. */
 typedef struct {
@@ -129,6 +131,8 @@ breed_one(Rng *r, const Cfg *c, const Parents *parents, PyObject *indexer, PyObj
             goto done;
     }
     PyObject *pair = PyTuple_Pack(2, PyTuple_GET_ITEM(m1, 0), PyTuple_GET_ITEM(m2, 0));
+    if (pair && !PyObject_IS_GC(PyTuple_GET_ITEM(pair, 0)) && !PyObject_IS_GC(PyTuple_GET_ITEM(pair, 1)))
+        PyObject_GC_UnTrack(pair);  /* two ids: what the collector would untrack at its first look */
     rc = (!pair || PyDict_SetItem(population, gid, child) < 0 || PyDict_SetItem(ancestors, gid, pair) < 0) ? -1 : 0;
     Py_XDECREF(pair);
 done:
@@ -185,4 +189,96 @@ py_breed(PyObject *mod, PyObject *args)
     if (rng_end(&r) < 0)
         rc = -1;
     return rc < 0 ? NULL : Py_NewRef(Py_None);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* A species' members ranked, and a species' members as a dict                                */
+
+typedef struct {
+    double fitness;
+    int64_t key;
+    PyObject *pair;
+} Ranked;
+
+static int
+cmp_ranked(const void *a, const void *b)
+{
+    const Ranked *x = a, *y = b;
+    if (x->fitness != y->fitness)
+        return x->fitness < y->fitness ? 1 : -1;
+    return x->key < y->key ? 1 : x->key > y->key ? -1 : 0;
+}
+
+/* ranked(members) -> [(gid, genome), ...] in descending (fitness, gid) order, as
+   sorted(members.items(), reverse=True, key=lambda x: (x[1].fitness, x[0])) gives it; None when
+   a fitness is not a float or is NaN, or a key not an int of 64 bits (that sort then decides).
+   The pairs' keys are distinct, so no two compare equal and the order is the sort's exactly. */
+PyObject *
+py_ranked(PyObject *mod, PyObject *members)
+{
+    CoreState *st = core_state(mod);
+    if (!PyDict_Check(members)) {
+        PyErr_SetString(PyExc_TypeError, "ranked() takes a dict of members");
+        return NULL;
+    }
+    Py_ssize_t n = PyDict_GET_SIZE(members), pos = 0, i = 0;
+    Ranked *r = PyMem_Malloc(sizeof(Ranked) * (n + 1));
+    PyObject *items = PyList_New(n), *key, *genome, *result = NULL;
+    if (!r || !items) {
+        PyMem_Free(r);
+        Py_XDECREF(items);
+        return PyErr_NoMemory();
+    }
+    while (PyDict_Next(members, &pos, &key, &genome)) {
+        PyObject *fitness = PyObject_GetAttr(genome, st->str_fitness);
+        if (!fitness)
+            goto done;
+        int usable = PyFloat_CheckExact(fitness) && !isnan(PyFloat_AS_DOUBLE(fitness)) && PyLong_CheckExact(key);
+        r[i].fitness = usable ? PyFloat_AS_DOUBLE(fitness) : 0.0;
+        Py_DECREF(fitness);
+        int overflow = 0;
+        r[i].key = usable ? PyLong_AsLongLongAndOverflow(key, &overflow) : 0;
+        if (!usable || overflow) {
+            result = Py_NewRef(Py_None);
+            goto done;
+        }
+        r[i].pair = PyTuple_Pack(2, key, genome);
+        if (!r[i].pair)
+            goto done;
+        PyList_SET_ITEM(items, i, r[i].pair);
+        i++;
+    }
+    qsort(r, n, sizeof(Ranked), cmp_ranked);
+    result = PyList_New(n);
+    for (Py_ssize_t k = 0; result && k < n; k++)
+        PyList_SET_ITEM(result, k, Py_NewRef(r[k].pair));
+done:
+    PyMem_Free(r);
+    Py_DECREF(items);
+    return result;
+}
+
+/* members_of(population, group, sid, genome_to_species) -> {gid: population[gid] for gid in
+   group}, each gid set to sid in genome_to_species on the way (DefaultSpeciesSet.speciate's loop
+   over one species' members). */
+PyObject *
+py_members_of(PyObject *mod, PyObject *args)
+{
+    (void)mod;
+    PyObject *population, *group, *sid, *to_species;
+    if (!PyArg_ParseTuple(args, "O!O!OO!", &PyDict_Type, &population, &PyList_Type, &group, &sid, &PyDict_Type,
+                          &to_species))
+        return NULL;
+    PyObject *members = PyDict_New();
+    for (Py_ssize_t i = 0; members && i < PyList_GET_SIZE(group); i++) {
+        PyObject *gid = PyList_GET_ITEM(group, i), *genome = PyDict_GetItemWithError(population, gid);
+        if (!genome) {
+            if (!PyErr_Occurred())
+                PyErr_SetObject(PyExc_KeyError, gid);
+            Py_CLEAR(members);
+        }
+        else if (PyDict_SetItem(to_species, gid, sid) < 0 || PyDict_SetItem(members, gid, genome) < 0)
+            Py_CLEAR(members);
+    }
+    return members;
 }

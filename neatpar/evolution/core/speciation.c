@@ -391,6 +391,24 @@ typedef struct {
     Py_ssize_t number;           /* dense number in the cache */
 } Member;
 
+/* Whether a genome's class computes distances as neat-python's (its `distance` one of the
+   functions in `distances`); the last class found so is remembered in *known. -1 on error. */
+static int
+distance_kept(PyObject *genome, PyObject *distances, PyObject **known)
+{
+    PyObject *type = (PyObject *)Py_TYPE(genome);
+    if (type == *known)
+        return 1;
+    PyObject *fn = PyObject_GetAttrString(type, "distance");
+    if (!fn)
+        return -1;
+    int found = PySequence_Contains(distances, fn);
+    Py_DECREF(fn);
+    if (found > 0)
+        *known = type;
+    return found;
+}
+
 static int
 member_load(CoreState *st, Member *m, PyObject *genome, Py_ssize_t *largest)
 {
@@ -410,7 +428,8 @@ member_load(CoreState *st, Member *m, PyObject *genome, Py_ssize_t *largest)
 
 /* Numbers every genome: members by position, an old representative by its member's number when
    it is one (an elite), else after them; the old representatives that are members are hot. Keys
-   must be distinct among the members and among the old representatives (the caller sees to it). */
+   must be distinct among the members and among the old representatives: 1 (and nothing made)
+   where they are not. */
 static int
 cache_init(DistCache *c, Member *members, Py_ssize_t n, Member *olds, Py_ssize_t nold)
 {
@@ -430,6 +449,16 @@ cache_init(DistCache *c, Member *members, Py_ssize_t n, Member *olds, Py_ssize_t
         sorted[i] = (NodeIdx){members[i].key, (int32_t)i};
     }
     qsort(sorted, n, sizeof(NodeIdx), cmp_node_idx);
+    int repeated = 0;
+    for (Py_ssize_t i = 1; i < n && !repeated; i++)
+        repeated = sorted[i].key == sorted[i - 1].key;
+    for (Py_ssize_t k = 0; k < nold && !repeated; k++)
+        for (Py_ssize_t j = 0; j < k && !repeated; j++)
+            repeated = olds[k].key == olds[j].key;
+    if (repeated) {
+        PyMem_Free(sorted);
+        return 1;
+    }
     c->count = n;
     for (Py_ssize_t k = 0; k < nold; k++) {
         NodeIdx probe = {olds[k].key, 0};
@@ -503,25 +532,47 @@ new_group(PyObject *first)
     return lst;
 }
 
-/* speciate(genome_config, population, unspeciated, old_representatives, threshold, indexer)
+/* speciate(genome_config, population, unspeciated, old_representatives, threshold, indexer[, distances])
    -> (representatives [(sid, rid)], members [[gid, ...]], (mean, stdev), None, or the
       OverflowError neat-python's stdev raises)
 
    The two loops of DefaultSpeciesSet.speciate: each old species (ascending id) takes the closest
    unspeciated genome as its new representative; then each remaining genome (ascending key) joins
    the species of the closest representative under the threshold, or founds a species. The
-   distances each loop needs are computed first, in parallel; the loops then run in order. */
+   distances each loop needs are computed first, in parallel; the loops then run in order.
+   NotImplemented (neat-python's code decides) where a genome's class has a `distance` other than
+   those in `distances` (when given) or genome keys repeat. */
 PyObject *
 speciate(PyObject *mod, PyObject *args)
 {
     CoreState *st = core_state(mod);
-    PyObject *config, *population, *unspeciated, *old_reps, *indexer;
+    PyObject *config, *population, *unspeciated, *old_reps, *indexer, *distances = NULL, *known = NULL;
     double threshold;
-    if (!PyArg_ParseTuple(args, "OO!O!O!dO", &config, &PyDict_Type, &population, &PyList_Type, &unspeciated,
-                          &PyList_Type, &old_reps, &threshold, &indexer))
+    if (!PyArg_ParseTuple(args, "OO!O!O!dO|O!", &config, &PyDict_Type, &population, &PyList_Type, &unspeciated,
+                          &PyList_Type, &old_reps, &threshold, &indexer, &PyTuple_Type, &distances))
         return NULL;
     if (!standard_config(st, config))
         Py_RETURN_NOTIMPLEMENTED;
+    /* neat-python's code for genomes whose class changes distance, and for repeated keys (the
+       distance cache is keyed by genome key; neat-python's tolerates them, the C one does not) */
+    for (Py_ssize_t i = 0; distances && i < PyList_GET_SIZE(old_reps) + PyList_GET_SIZE(unspeciated); i++) {
+        PyObject *g = NULL;
+        if (i < PyList_GET_SIZE(old_reps)) {
+            PyObject *pair = PyList_GET_ITEM(old_reps, i);
+            if (PyTuple_Check(pair) && PyTuple_GET_SIZE(pair) == 2)
+                g = PyTuple_GET_ITEM(pair, 1);
+        }
+        else {
+            g = PyDict_GetItemWithError(population, PyList_GET_ITEM(unspeciated, i - PyList_GET_SIZE(old_reps)));
+            if (!g && PyErr_Occurred())
+                return NULL;
+        }
+        int kept = g ? distance_kept(g, distances, &known) : 1;
+        if (kept < 0)
+            return NULL;
+        if (!kept)
+            Py_RETURN_NOTIMPLEMENTED;
+    }
     double cdc, cwc;
     if (cfg_double(config, "compatibility_disjoint_coefficient", &cdc) < 0
         || cfg_double(config, "compatibility_weight_coefficient", &cwc) < 0)
@@ -537,7 +588,6 @@ speciate(PyObject *mod, PyObject *args)
     PyObject *rep_sids = PyList_New(0), *groups = PyList_New(0), *result = NULL;
     DistCache cache;
     memset(&cache, 0, sizeof cache);
-    int cache_ready = 0;
     Py_ssize_t nreps = 0;
     if (!members || !genes || !alive || !rep_of || !rep_row || !row_from || !rep_sids || !groups) {
         PyErr_NoMemory();
@@ -566,9 +616,12 @@ speciate(PyObject *mod, PyObject *args)
             goto done;
         genes[n + k] = olds[k].genes;
     }
-    if (cache_init(&cache, members, n, olds, nold) < 0)
+    int cached = cache_init(&cache, members, n, olds, nold);
+    if (cached != 0) {
+        if (cached > 0)
+            result = Py_NewRef(Py_NotImplemented);
         goto done;
-    cache_ready = 1;
+    }
     IdCounts ids;
     if (number_genes(genes, n + nold, &ids) < 0)
         goto done;
@@ -735,8 +788,7 @@ done:
     PyMem_Free(row_from);
     PyMem_Free(d1);
     PyMem_Free(d2);
-    if (cache_ready)
-        cache_free(&cache);
+    cache_free(&cache);  /* zeroed at the start: whatever cache_init made, or nothing */
     Py_XDECREF(rep_sids);
     Py_XDECREF(groups);
     return result;
