@@ -47,6 +47,7 @@ GUIDES = {
     "no_graphics": "../guides/unity.md#build-a-headless-player",
     "timeout": "../guides/unity.md#point-neatpar-at-the-build",
     "checkpoint_interval": "../guides/runs.md#checkpoints-and-resume",
+    "video_interval": "../guides/watching.md#clips-during-a-run",
     "worker_id": "../guides/unity.md#point-neatpar-at-the-build",
     "env_parameters": "../guides/unity.md#point-neatpar-at-the-build",
     "inference": "../guides/scale-out.md#where-the-networks-run-inference",

@@ -1,18 +1,27 @@
 """Tests of cli/genome_commands.py: `neatpar play` and `neatpar export` on saved genomes (the
 layouts of a run's record, else of the game launched once; an asymmetric run's genome plays against
-the other population's winner), and their one-line errors."""
+the other population's winner), `play --video` (one episode, one frame per decision) and
+`play --graphics` (a game started with graphics at real-time speed), and their one-line errors."""
 import json
+import os
 import pickle
+import re
 import shutil
+import sys
 
+import neat
 import pytest
 
-from neatpar.cli.genome_commands import _asymmetric_match, _check_model_path
+from neatpar.cli.command_line import build_parser
+from neatpar.cli.genome_commands import _asymmetric_match, _check_model_path, play_plan
 from neatpar.errors import ConfigError
 from neatpar.config.files import load, population_configs
-from support.configs import ball_cfg
+from neatpar.record.genomes import save_genome_json
+from support.configs import ball_cfg, write_config
 from support.duels import asymmetric_cfg
+from support.paths import CONFIGS
 from support.runs import evolve_ok, neatpar_cli, one_line_error
+from support.videos import mp4_frames
 
 
 def test_play_a_saved_winner(tmp_path):
@@ -101,3 +110,103 @@ def test_an_asymmetric_run_s_genome_plays_its_behavior_against_the_other_populat
     behavior, opponents = _asymmetric_match(str(run / "behavior-Duel_team=0" / "winner.json"), settings, configs)
     assert behavior == "Duel?team=0" and list(opponents) == ["Keeper?team=1"]
     assert opponents["Keeper?team=1"].key == json.load(open(keeper_winner))["key"]
+
+
+# ---------------------------------------------------------------- watching a genome: --video, --graphics
+
+def first_genome_file(tmp_path, config_path) -> str:
+    """A genome of the config's first generation, saved as winner.json."""
+    config, _ = load(config_path)
+    path = str(tmp_path / "winner.json")
+    save_genome_json(next(iter(neat.Population(config, seed=2).population.values())), config, path)
+    return path
+
+
+def test_play_video_writes_one_episode_with_a_frame_per_decision(tmp_path, monkeypatch):
+    config = ball_cfg(tmp_path)
+    genome, video = first_genome_file(tmp_path, config), tmp_path / "episode.mp4"
+    result = neatpar_cli("play", "--config", config, "--genome", genome, "--video", str(video))
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    first, second = result.stdout.splitlines()
+    steps = int(re.fullmatch(r"genome \d+: 1 episode of (\d+) decisions, return -?\d+\.\d{3}", first).group(1))
+    assert second == f"video: {video} ({steps} frames at 25 frames per second)" and steps > 1
+    assert len(mp4_frames(video, monkeypatch)) == steps
+
+
+def test_play_video_on_a_game_that_sends_no_frames_is_one_line_naming_the_window_and_writes_nothing(tmp_path):
+    config = ball_cfg(tmp_path, env_args="--agents 4 --max-steps 15 --frames 0")
+    video = tmp_path / "episode.mp4"
+    one_line_error(tmp_path, ["play", "--config", config, "--genome", first_genome_file(tmp_path, config),
+                              "--video", str(video)], "this game sends no frames")
+    assert not video.exists()
+
+
+def test_play_graphics_starts_the_game_with_graphics_at_real_time_speed(tmp_path):
+    """The build logs the arguments it was started with as its log's first line, then the
+    EngineConfiguration it received (a Unity player applies them as its window and Time.timeScale)."""
+    log = tmp_path / "player.log"
+    config = ball_cfg(tmp_path, env_args=f"--agents 4 --max-steps 15 -logFile {log}")
+    result = neatpar_cli("play", "--config", config, "--genome", first_genome_file(tmp_path, config), "--graphics",
+                         "--episodes", "1")
+    assert result.returncode == 0, result.stderr
+    text = log.read_text()
+    arguments = text.splitlines()[0].split("arguments: ", 1)[1].split()
+    assert "-nographics" not in arguments and "-batchmode" not in arguments and "--mlagents-port" in arguments
+    assert "engine configuration {'time_scale': 1.0}" in text
+    assert "engine configuration {'screen_resolution': (1280, 720)}" in text
+    headless = tmp_path / "headless.log"
+    config = ball_cfg(tmp_path, name="headless.cfg", env_args=f"--agents 4 --max-steps 15 -logFile {headless}")
+    assert neatpar_cli("play", "--config", config, "--genome", str(tmp_path / "winner.json"), "--episodes",
+                       "1").returncode == 0
+    headless_text = headless.read_text()
+    assert "-nographics" in headless_text.splitlines()[0].split() and "{'time_scale': 20.0}" in headless_text
+
+
+def planned_play(*argv):
+    return play_plan(build_parser().parse_args(["play", "--genome", "winner.json", *argv]))
+
+
+def no_pictures_cfg(tmp_path) -> str:
+    return write_config(tmp_path, "nopictures.cfg", neatpar={"env": "gymnasium:support.videos:NoPictures",
+                                                             "agents": 2, "max_steps": 5}, num_inputs=2, num_outputs=2)
+
+
+@pytest.mark.parametrize("config, extra, message", [
+    ("ball", ["--video", "{tmp}/clip.avi"], "--video {tmp}/clip.avi: the name must end in .mp4 or .gif, which say "
+                                           "the kind of video to write"),
+    ("ball", ["--video", "{tmp}/nowhere/clip.mp4"], "--video {tmp}/nowhere/clip.mp4: the folder {tmp}/nowhere does "
+                                                   "not exist: create it, or write the video elsewhere"),
+    ("ball", ["--video", "{tmp}/clip.mp4", "--episodes", "3"], "--video records one episode (the one --episodes 1 "
+                                                              "plays), not 3: leave out --episodes"),
+    ("ball", ["--video", "{tmp}/clip.mp4", "--graphics"], "--graphics shows the game in its own window and --video "
+                                                         "records an episode as a file: give one of them"),
+    ("nopictures", ["--video", "{tmp}/clip.gif"], "--video {tmp}/clip.gif: env = gymnasium:support.videos:NoPictures "
+                                                  "cannot give pictures of its episodes: its render modes are "
+                                                  "['human'], without 'rgb_array'; give it one"),
+    ("cartpole", ["--graphics"], "--graphics opens a Unity build's window, and env = gymnasium:CartPole-v1 is a "
+                                 "Gymnasium environment: record it with --video FILE.mp4 (or .gif) instead"),
+])
+def test_what_play_cannot_do_is_refused_by_its_plan_in_one_line_naming_the_fix(tmp_path, config, extra, message):
+    path = {"ball": lambda: ball_cfg(tmp_path), "nopictures": lambda: no_pictures_cfg(tmp_path),
+            "cartpole": lambda: os.path.join(CONFIGS, "cartpole.cfg")}[config]()
+    with pytest.raises(ConfigError) as refused:
+        planned_play("--config", path, *[a.format(tmp=tmp_path) for a in extra])
+    assert str(refused.value).startswith(message.format(tmp=tmp_path)) and "\n" not in str(refused.value)
+    assert not os.path.exists(tmp_path / "clip.avi") and not (tmp_path / "sim-logs").exists()
+
+
+def test_an_mp4_without_the_video_extra_is_refused_by_the_plan_naming_the_install(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "imageio_ffmpeg", None)   # as where the extra is not installed
+    with pytest.raises(ConfigError, match=r"^writing an mp4 needs imageio-ffmpeg, which is not installed: pip install "
+                                          r"'neatpar\[video\]' \(imageio-ffmpeg, which brings its own ffmpeg\); or "
+                                          r"write a \.gif$"):
+        planned_play("--config", ball_cfg(tmp_path), "--video", str(tmp_path / "clip.mp4"))
+    assert planned_play("--config", ball_cfg(tmp_path), "--video", str(tmp_path / "clip.gif")).video.endswith(".gif")
+
+
+def test_play_s_plan_plays_five_episodes_by_default_and_one_recorded_with_video(tmp_path):
+    config = ball_cfg(tmp_path)
+    assert (planned_play("--config", config).episodes, planned_play("--config", config).video) == (5, None)
+    recorded = planned_play("--config", config, "--video", str(tmp_path / "a.mp4"), "--episodes", "1")
+    assert (recorded.episodes, recorded.video, recorded.graphics) == (1, str(tmp_path / "a.mp4"), False)
+    assert planned_play("--config", config, "--graphics").graphics

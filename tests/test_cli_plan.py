@@ -10,7 +10,7 @@ import pytest
 from neatpar.cli.command_line import build_parser
 from neatpar.cli.plan import make_plan
 from neatpar.errors import ConfigError
-from support.configs import ball_cfg
+from support.configs import ball_cfg, write_config
 from support.evolution import genes_of
 from support.runs import evolve_ok
 
@@ -73,3 +73,14 @@ def test_the_plan_carries_what_the_run_needs_of_the_command_line(finished_run, t
     checkpoint = str(finished_run / "checkpoints" / "checkpoint-1.gz")
     again = planned("--resume", checkpoint)
     assert not again.quiet and again.resume == checkpoint
+
+
+def test_clips_of_an_environment_that_cannot_give_pictures_are_refused_before_anything_starts(tmp_path):
+    config = write_config(tmp_path, "nopictures.cfg", neatpar={"env": "gymnasium:support.videos:NoPictures",
+                                                               "agents": 2, "max_steps": 5}, num_inputs=2, num_outputs=2)
+    with pytest.raises(ConfigError, match=r"^video_interval = 3 records clips, but env = "
+                                          r"gymnasium:support.videos:NoPictures cannot give pictures of its episodes: "
+                                          r".*; or set video_interval = 0$"):
+        planned("--config", config, "--video-interval", "3", "--out", str(tmp_path / "run"))
+    assert planned("--config", config, "--out", str(tmp_path / "run")).settings.video_interval == 0
+    assert not (tmp_path / "run").exists()

@@ -2,6 +2,7 @@
 Gymnasium environments (and a few Env classes of this module's own, named as module:Class) played
 by real neat-python genomes, against a plain per-genome Gymnasium loop with neat-python's
 FeedForwardNetwork."""
+import os
 import subprocess
 import sys
 
@@ -470,3 +471,26 @@ def test_copies_made_with_frames_give_the_picture_each_decides_on_and_others_ref
     assert picture(rgba, "X").shape == (2, 3, 3)
     with pytest.raises(FramesUnavailable, match=r"X's render\(\) in mode 'rgb_array' gave float64 of shape \(2, 3\)"):
         picture(np.zeros((2, 3)), "X")
+
+
+def test_on_a_machine_without_a_display_pictures_are_drawn_without_sdl_s_error_line():
+    """A fresh interpreter without DISPLAY, WAYLAND_DISPLAY, SDL_VIDEODRIVER and XDG_RUNTIME_DIR (a
+    headless server): SDL's own video drivers print "error: XDG_RUNTIME_DIR is invalid ..." there;
+    a rendering copy draws through the dummy driver instead, and leaves a display's driver alone."""
+    script = ("import os\n"
+              "from neatpar.envs.gym import GymEnvironment, GymSetup\n"
+              "copies = GymEnvironment(GymSetup('CartPole-v1', copies=1, max_steps=5, frames=True))\n"
+              "copies.reset(1)\n"
+              "copies.capture('CartPole-v1', 0)\n"
+              "copies.step()\n"
+              "print(copies.take_frames().images[0].shape, os.environ.get('SDL_VIDEODRIVER'))\n"
+              "copies.close()\n")
+    bare = {k: v for k, v in os.environ.items()
+            if k not in ("DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER", "XDG_RUNTIME_DIR")}
+    for extra, driver in (({}, "dummy"), ({"DISPLAY": ":99"}, "None")):
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=120,
+                              env={**bare, "PYGAME_HIDE_SUPPORT_PROMPT": "1", **extra})
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == f"(400, 600, 3) {driver}\n"
+        if driver == "dummy":
+            assert done.stderr == ""

@@ -13,8 +13,8 @@ from PIL import Image
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from neatpar.errors import ConfigError
-from neatpar.record.video import (CLIP_TAG, ClipLog, clip_summary, generation_video, gif_delay, video_kind,
-                                  write_video)
+from neatpar.record.video import (CLIP_TAG, ClipLog, clip_kind, clip_summary, generation_video, gif_delay,
+                                  remove_generation_videos, shared_palette, video_kind, write_video)
 from support.paths import ROOT
 
 
@@ -70,6 +70,22 @@ def test_a_gif_has_every_frame_in_order_with_the_delay_of_its_rate(tmp_path):
     assert [gif_delay(fps) for fps in (25, 50, 30, 35, 100, 4)] == [40, 20, 30, 30, 20, 250]
 
 
+def test_a_gif_of_more_than_256_colours_together_gets_pillow_s_palette_per_frame(tmp_path):
+    """Each frame below has 200 colours, the three together 600: no shared palette holds them."""
+    frames = []
+    for k in range(3):
+        frame = np.zeros((20, 10, 3), np.uint8)
+        frame[..., 0] = (np.arange(200) + 200 * k).reshape(20, 10) % 256
+        frame[..., 1] = (np.arange(200) + 200 * k).reshape(20, 10) // 256
+        frames.append(frame)
+    assert shared_palette([Image.fromarray(f) for f in frames]) is None
+    assert shared_palette([Image.fromarray(f) for f in frames[:1]]) is not None
+    read, delays = gif_frames(write_video(str(tmp_path / "many.gif"), frames, 25.0))
+    assert len(read) == 3 and delays == [40] * 3
+    for got, sent in zip(read, frames):   # each frame's own palette: its 200 colours, exactly
+        assert (got == sent).all()
+
+
 def test_a_gif_holds_a_still_stretch_as_one_longer_frame(tmp_path):
     frames = moving_square(3)
     still = frames[:2] + [frames[1]] * 3 + frames[2:]
@@ -107,11 +123,13 @@ def test_without_the_video_extra_an_mp4_is_refused_with_the_install_and_a_gif_st
     """imageio-ffmpeg made unimportable in a fresh interpreter, as where the extra is not installed."""
     script = ("import sys; sys.modules['imageio_ffmpeg'] = None\n"
               "import numpy as np\n"
-              "from neatpar.record.video import write_video\n"
+              "from neatpar.record.video import clip_kind, write_video\n"
+              "print(clip_kind())\n"
               f"write_video({str(tmp_path / 'a.gif')!r}, [np.zeros((4, 4, 3), np.uint8)], 10)\n"
               f"write_video({str(tmp_path / 'a.mp4')!r}, [np.zeros((4, 4, 3), np.uint8)], 10)\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert done.returncode == 1 and os.path.isfile(tmp_path / "a.gif") and not os.path.exists(tmp_path / "a.mp4")
+    assert done.stdout == "gif\n" and clip_kind() == "mp4"   # a run's clips: GIFs without the extra
     assert done.stderr.strip().splitlines()[-1] == (
         "neatpar.errors.ConfigError: writing an mp4 needs imageio-ffmpeg, which is not installed: pip install "
         "'neatpar[video]' (imageio-ffmpeg, which brings its own ffmpeg); or write a .gif")
@@ -121,6 +139,17 @@ def test_a_generation_s_clip_goes_in_the_run_folder_s_videos(tmp_path):
     path = generation_video(str(tmp_path), 7)
     assert path == os.path.join(tmp_path, "videos", "gen-7.mp4") and os.path.isdir(tmp_path / "videos")
     assert generation_video(str(tmp_path), 8, "gif").endswith(os.path.join("videos", "gen-8.gif"))
+
+
+def test_a_resumed_run_removes_its_clips_from_the_generation_it_plays_again(tmp_path):
+    videos = tmp_path / "videos"
+    videos.mkdir()
+    for name in ("gen-1.mp4", "gen-3.gif", "gen-10.mp4", "gen-2.mp4.part", "notes.txt", "gen-x.mp4"):
+        (videos / name).write_bytes(b"")
+    removed = remove_generation_videos(str(tmp_path), 3)
+    assert sorted(os.path.basename(p) for p in removed) == ["gen-10.mp4", "gen-3.gif"]
+    assert sorted(os.listdir(videos)) == ["gen-1.mp4", "gen-2.mp4.part", "gen-x.mp4", "notes.txt"]
+    assert remove_generation_videos(str(tmp_path / "new"), 0) == []   # a run folder without clips
 
 
 def test_a_clip_is_an_animated_image_at_its_generation_in_the_run_folder_s_tensorboard_run(tmp_path):

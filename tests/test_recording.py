@@ -6,11 +6,9 @@ its league's best-rated member; environments that cannot give pictures are refus
 naming the way."""
 import os
 
-import gymnasium
 import neat
 import numpy as np
 import pytest
-from gymnasium import spaces
 
 from neatpar import settings as run_config
 from neatpar.errors import FramesUnavailable
@@ -23,43 +21,9 @@ from support.configs import ball_cfg, hover_cfg, make_config, write_config
 from support.duels import duel_cfg
 from support.paths import BUILDS
 from support.simulators import free_worker_id
+from support.videos import gif_steps, mp4_frames
 
-MODULE = __name__  # the Env class below, named from a config: gymnasium:MODULE:Class
 pytestmark = pytest.mark.filterwarnings("ignore:builtin type (SwigPy|swigvarlink):DeprecationWarning")
-
-
-class NoPictures(gymnasium.Env):
-    """An environment that renders for people only (render mode "human")."""
-    metadata = {"render_modes": ["human"]}
-    observation_space = spaces.Box(-1.0, 1.0, (2,), np.float32)
-    action_space = spaces.Discrete(2)
-
-    def __init__(self, render_mode=None):
-        self.render_mode = render_mode
-
-    def reset(self, *, seed=None, options=None):
-        super().reset(seed=seed)
-        return np.zeros(2, np.float32), {}
-
-    def step(self, action):
-        return np.zeros(2, np.float32), 1.0, True, False, {}
-
-
-def mp4_frames(path, monkeypatch) -> int:
-    import imageio.v3 as iio
-    monkeypatch.setenv("IMAGEIO_FFMPEG_NO_PREVENT_SIGINT", "1")   # the reader's fork, with gRPC's threads about
-    return sum(1 for _ in iio.imiter(path))
-
-
-def gif_steps(path, fps: float) -> int:
-    """The frames a GIF shows, still stretches (kept as one frame held longer) counted in steps."""
-    from PIL import Image
-    with Image.open(path) as gif:
-        delays = []
-        for k in range(gif.n_frames):
-            gif.seek(k)
-            delays.append(gif.info["duration"])
-    return sum(delays) // gif_delay(fps)
 
 
 def first_genome(config, seed=2):
@@ -72,11 +36,11 @@ def check_recording(evaluator, genome, config, tmp_path, monkeypatch, opponents=
     assert recording.steps > 1 and len(recording.frames) == recording.steps
     assert recording.episode_return == evaluator.play(genome, config, 1, opponents)[0]
     assert len({f.shape for f in recording.frames}) == 1 and recording.frames[0].dtype == np.uint8
-    assert mp4_frames(write_video(str(tmp_path / "episode.mp4"), recording.frames, recording.fps), monkeypatch) == \
-        recording.steps
+    assert len(mp4_frames(write_video(str(tmp_path / "episode.mp4"), recording.frames, recording.fps),
+                          monkeypatch)) == recording.steps
     if gif:
         path = write_video(str(tmp_path / "episode.gif"), recording.frames, recording.fps)
-        assert gif_steps(path, recording.fps) == recording.steps
+        assert gif_steps(path, gif_delay(recording.fps)) == recording.steps
     return recording
 
 
@@ -108,6 +72,7 @@ UNITY_RUNS = {
     "teams": ("--areas 2 --max-steps 30", "Blue?team=0: population, Purple?team=1: champion", 8, 7, 30),
     "probe": ("--agents 2 --episode-decisions 6", "Probe?team=0: population", 4, 1, 50),
     "duel": ("--areas 2 --points 1 --rally-steps 40", "Duel?team=0: population, Duel?team=1: champion", 6, 1, 60),
+    "camera": ("--agents 2 --max-steps 20 --size 8", "Camera?team=0: population", 192, 2, 20),
 }
 
 
@@ -159,8 +124,8 @@ def test_a_game_that_sends_no_frames_is_refused_at_the_first_decision_naming_the
 
 def test_a_gymnasium_environment_without_an_rgb_array_render_mode_is_refused_naming_the_fix(tmp_path):
     config = make_config(tmp_path, num_inputs=2, num_outputs=2)
-    with EnvEvaluator(f"gymnasium:{MODULE}:NoPictures", agents=2, max_steps=5) as evaluator:
-        with pytest.raises(FramesUnavailable, match=r"^env = gymnasium:test_recording:NoPictures cannot give pictures "
+    with EnvEvaluator("gymnasium:support.videos:NoPictures", agents=2, max_steps=5) as evaluator:
+        with pytest.raises(FramesUnavailable, match=r"^env = gymnasium:support.videos:NoPictures cannot give pictures "
                                                     r"of its episodes: its render modes are \['human'\], without "
                                                     r"'rgb_array'; give it one \(list it in metadata\['render_modes'\] "
                                                     r"and return an RGB array from render\(\) in that mode\)$"):

@@ -35,6 +35,6 @@ def test_each_key_says_whether_a_resume_may_change_it():
     """Only keys that leave the generations' results as they are may change on resume; the
     declaration of each key says so, and a key the model does not have may not."""
     may = {f.name for f in dataclasses.fields(Settings) if resumable(f.name)}
-    assert may == {"generations", "checkpoint_interval", "inference", "workers", "backend", "address", "timeout",
-                   "worker_id"}
+    assert may == {"generations", "checkpoint_interval", "video_interval", "inference", "workers", "backend",
+                   "address", "timeout", "worker_id"}
     assert not resumable("seed") and not resumable("no_such_key")

@@ -25,6 +25,7 @@ import neat
 
 from ..errors import ConfigError, ExportError
 from ..record.models import write_model
+from .clips import ClipReporter, Clips
 from .plan import Plan
 from .recorder import CheckpointSchedule, Reporting, RunRecorder
 from ..record.checkpoint import Checkpoint, PopulationState, save_bytes
@@ -41,6 +42,7 @@ class Side:
     folder: RunFolder
     events: EventLog
     rows: list
+    clips: ClipReporter | None = None
 
 
 class Alternation:
@@ -48,9 +50,10 @@ class Alternation:
     has them: `plan.start` holds the first behavior's population (new, or restored from a
     checkpoint, whose extras hold the second one: `start.sides`), `plan.configs` the populations'
     neat configs, `plan.run` the run's settings, stored in every checkpoint. `before_finish` is
-    called first by finish (the final round-robin)."""
+    called first by finish (the final round-robin). With `clips`, each population records the
+    clips of its turns in its own folder (clips.py)."""
 
-    def __init__(self, plan: Plan, evaluator, folder: RunFolder, bar, before_finish=None):
+    def __init__(self, plan: Plan, evaluator, folder: RunFolder, bar, before_finish=None, clips: Clips | None = None):
         settings, configs, start = plan.settings, plan.configs, plan.start
         self.settings, self.evaluator, self.folder, self.quiet = settings, evaluator, folder, plan.quiet
         self.run_settings = run = plan.run
@@ -78,7 +81,11 @@ class Alternation:
             population.add_reporter(RunRecorder(population, evaluator, rows, reporting,
                                                 CheckpointSchedule(None, settings.generations)))
             population.add_reporter(_Turn(self))
-            self.sides.append(Side(behavior, config, population, sub, events, rows))
+            reporter = None
+            if clips is not None:
+                reporter = ClipReporter(clips, sub.path, population.generation if plan.resume else None, behavior)
+                population.add_reporter(reporter)
+            self.sides.append(Side(behavior, config, population, sub, events, rows, reporter))
             selfplay.start(behavior, next(iter(population.population.values())))
 
     @property
@@ -150,6 +157,8 @@ class Alternation:
                 except ExportError as error:
                     print(f"neatpar: warning: no winner.onnx for {side.behavior}: {error}", file=sys.stderr)
             files += side.folder.plot(side.rows)
+            if side.clips is not None and side.clips.latest is not None:
+                files.append(side.clips.latest)
             if not self.quiet:
                 how = "final round-robin's best" if selfplay.scores.get(side.behavior) else "best-rated member"
                 print(f"\nwinner of {side.behavior}: genome {member.genome.key}, its league's {how} (ELO "
@@ -161,6 +170,8 @@ class Alternation:
     def close(self) -> None:
         for side in self.sides:
             side.events.close()
+            if side.clips is not None:
+                side.clips.close()
 
 
 class _Turn(neat.reporting.BaseReporter):

@@ -55,7 +55,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("play", help="run a saved genome on the environment of a config", epilog=SECURITY_NOTE)
     p.add_argument("--config", required=True, help="neat-python config file with a [neatpar] section")
     p.add_argument("--genome", required=True, help="winner.json (recommended) or winner.pickle")
-    p.add_argument("--episodes", type=_positive, default=5, help="episodes to play (default: 5)")
+    p.add_argument("--episodes", type=_positive, help="episodes to play (default: 5)")
+    p.add_argument("--video", metavar="FILE", help="record one episode (the one --episodes 1 plays) as FILE: .mp4 "
+                   "(with the video extra) or .gif, by the name")
+    p.add_argument("--graphics", action="store_true", help="a Unity build: show the game in its own window at "
+                   "real-time speed (time scale 1, no -nographics)")
     x = sub.add_parser("export", help="write a saved genome as an ONNX model for a Unity ML-Agents Agent",
                        epilog=SECURITY_NOTE)
     x.add_argument("--config", required=True, help="neat-python config file with a [neatpar] section")

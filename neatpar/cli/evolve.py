@@ -26,6 +26,7 @@ from ..record.models import write_winner_models
 from ..record.tensorboard import EventLog
 from ..run.evaluator import EnvEvaluator
 from .alternation import Alternation
+from .clips import ClipReporter, Clips, ClipSchedule
 from .interrupts import Interrupts
 from .plan import Plan, make_plan
 from .progress import GenerationBar
@@ -33,18 +34,24 @@ from .recorder import CheckpointSchedule, Reporting, RunRecorder
 
 
 class OnePopulation:
-    """A run of one population: its recorder and event files in the run folder. An asymmetric
-    self-play run (alternation.py: Alternation) offers the same methods."""
+    """A run of one population: its recorder, event files and clips (None: no video_interval) in
+    the run folder. An asymmetric self-play run (alternation.py: Alternation) offers the same
+    methods."""
 
-    def __init__(self, plan: Plan, evaluator: EnvEvaluator, folder: RunFolder, bar: GenerationBar):
+    def __init__(self, plan: Plan, evaluator: EnvEvaluator, folder: RunFolder, bar: GenerationBar,
+                 clips: Clips | None = None):
         start, settings = plan.start, plan.settings
         self.plan, self.population, self.rows, self.done = plan, start.population, start.rows, start.done
         self.evaluator, self.folder = evaluator, folder
-        self.events = EventLog(folder.path, resume_at=start.done if plan.resume else None)
+        resume_at = start.done if plan.resume else None
+        self.events = EventLog(folder.path, resume_at=resume_at)
         self.recorder = RunRecorder(self.population, evaluator, self.rows,
                                     Reporting(folder, plan.run, plan.quiet, self.events, bar),
                                     CheckpointSchedule(settings.checkpoint_interval, settings.generations))
         self.population.add_reporter(self.recorder)
+        self.clips = None if clips is None else ClipReporter(clips, folder.path, resume_at)
+        if self.clips is not None:
+            self.population.add_reporter(self.clips)
 
     @property
     def generation(self) -> int:
@@ -70,10 +77,12 @@ class OnePopulation:
 
     def finish(self) -> None:
         _final_round_robin(self.evaluator, self.plan.quiet)
-        _finish(self.plan, self.folder, self.evaluator, self.rows)
+        _finish(self.plan, self.folder, self.evaluator, self.rows, self.clips.latest if self.clips else None)
 
     def close(self) -> None:
         self.events.close()
+        if self.clips is not None:
+            self.clips.close()
 
 
 def evolve(args) -> int:
@@ -96,7 +105,7 @@ def _evolve(plan: Plan, interrupts: Interrupts) -> int:
     except BaseException:
         evaluator.close()
         raise
-    course = bar = None
+    course = bar = clips = None
     completed_before = len(start.rows) + sum(len(side.rows) for side in (start.sides or {}).values())
     kept, failure = False, None
     quiet_ray = contextlib.ExitStack()
@@ -105,10 +114,13 @@ def _evolve(plan: Plan, interrupts: Interrupts) -> int:
         bar = GenerationBar(enabled=False if plan.quiet else None)  # drawn only on a terminal
         evaluator.begin_run(folder.logs, bar.update if bar.enabled else None, start.state,
                             f"checkpoint {plan.resume}")
+        if settings.video_interval:
+            clips = Clips(evaluator, ClipSchedule(settings.video_interval, settings.generations))
         if plan.configs is not None:
-            course = Alternation(plan, evaluator, folder, bar, lambda: _final_round_robin(evaluator, plan.quiet))
+            course = Alternation(plan, evaluator, folder, bar, lambda: _final_round_robin(evaluator, plan.quiet),
+                                 clips)
         else:
-            course = OnePopulation(plan, evaluator, folder, bar)
+            course = OnePopulation(plan, evaluator, folder, bar, clips)
         resumed_from = f", resumed from {os.path.basename(plan.resume)}" if plan.resume else ""
         print(f"neatpar evolve: {_shown_path(plan.run.config_path)} -> {folder.path} (generations {start.done}.."
               f"{settings.generations - 1}{resumed_from}); watch it: {_watch_command(folder.path)}", flush=True)
@@ -151,6 +163,8 @@ def _evolve(plan: Plan, interrupts: Interrupts) -> int:
         if bar is not None:
             bar.close()
         evaluator.close()
+        if clips is not None:
+            clips.close()
         quiet_ray.close()
         completed = course.completed if course is not None else completed_before
         if course is not None:
@@ -174,10 +188,10 @@ def _import_run_modules(settings: Settings) -> None:
         importlib.import_module(name)
 
 
-def _finish(plan: Plan, folder: RunFolder, evaluator: EnvEvaluator, rows: list) -> None:
+def _finish(plan: Plan, folder: RunFolder, evaluator: EnvEvaluator, rows: list, clip: str | None = None) -> None:
     """The winner files, its models for Unity and the plot of a run that ended (the simulator is
-    no longer needed); what the run left and the commands that play and watch it (with --quiet,
-    the winner and its file only)."""
+    no longer needed); what the run left, the commands that play and watch it and its latest
+    clip, `clip` (with --quiet, the winner and its file only)."""
     config, settings, quiet = plan.config, plan.settings, plan.quiet
     evaluator.close()
     # The best genome found, as it was when it scored best (neat-python's best_genome is the
@@ -200,6 +214,8 @@ def _finish(plan: Plan, folder: RunFolder, evaluator: EnvEvaluator, rows: list) 
     for path in files + plots:
         print(f"  {path}")
     print(f"\nplay it: {_program()} play --config {_shown_path(plan.run.config_path)} --genome {winner}")
+    if clip is not None:
+        print(f"see it: {_shown_path(clip)}")
     print(f"watch it: {_watch_command(folder.path)}", flush=True)
 
 

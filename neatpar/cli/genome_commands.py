@@ -1,19 +1,25 @@
 """`neatpar play` and `neatpar export`: what the command does with a saved genome (winner.json,
-or a pickle the user names): play it on the config's environment, or write it as an ONNX model
-for a Unity ML-Agents Agent."""
+or a pickle the user names): play it on the config's environment (in a Unity build's own window
+with `--graphics`, or recorded as a video with `--video`), or write it as an ONNX model for a Unity
+ML-Agents Agent. What `play` can refuse is refused by its plan, before anything starts."""
 from __future__ import annotations
 
 import os
 import statistics
+from dataclasses import dataclass
+from typing import Any
 
 from ..config.files import load, population_configs
 from ..config.settings import Settings
-from ..errors import ConfigError
+from ..envs.gym import check_frames
+from ..errors import ConfigError, FramesUnavailable
 from ..record.folder import load_behaviors
 from ..record.models import choose_behavior, write_model
 from ..record.tensorboard import behavior_run
-from ..run.environments import open_environment
+from ..record.video import video_kind, write_video
+from ..run.environments import gym_setup, open_environment
 from ..run.evaluator import EnvEvaluator
+from ..run.recording import record_episode
 from ..run.runner import survey
 from ..types.environment import Layout
 from ..types.genome_file import load_genome
@@ -32,16 +38,73 @@ def layouts_for(settings: Settings, genome_path: str) -> dict[str, Layout]:
         environment.close()
 
 
-def play(args) -> int:
+EPISODES = 5   # `neatpar play`'s episodes when --episodes is not given
+
+
+@dataclass(frozen=True)
+class PlayPlan:
+    """What `neatpar play` does, decided before anything starts: the config's settings, the genome
+    file, the episodes to play, the video to record (None: none) and whether the game is shown in
+    its own window (`graphics`)."""
+    config: Any
+    settings: Settings
+    genome: str
+    episodes: int = EPISODES
+    video: str | None = None
+    graphics: bool = False
+
+
+def play_plan(args) -> PlayPlan:
+    """`neatpar play`'s plan from its parsed arguments (the only reader of them): what cannot be
+    played is refused here, in one line naming the fix."""
     config, settings = load(args.config)
+    if args.graphics and args.video:
+        raise ConfigError("--graphics shows the game in its own window and --video records an episode as a file: "
+                          "give one of them (a Unity game's window is recorded with Unity's Recorder, see Watching a "
+                          "run)")
+    if args.graphics and settings.gym is not None:
+        raise ConfigError(f"--graphics opens a Unity build's window, and env = {settings.env} is a "
+                          f"Gymnasium environment: record it with --video FILE.mp4 (or .gif) instead")
+    if args.video is not None:
+        if args.episodes is not None and args.episodes != 1:
+            raise ConfigError(f"--video records one episode (the one --episodes 1 plays), not {args.episodes}: "
+                              f"leave out --episodes")
+        video_kind(args.video, "--video")
+        if settings.gym is not None:
+            try:
+                check_frames(gym_setup(settings))
+            except FramesUnavailable as error:
+                raise ConfigError(f"--video {args.video}: {error}") from None
+        return PlayPlan(config, settings, args.genome, 1, args.video)
+    return PlayPlan(config, settings, args.genome, args.episodes or EPISODES, graphics=args.graphics)
+
+
+def play(args) -> int:
+    plan = play_plan(args)
+    config, settings = plan.config, plan.settings
     configs = population_configs(settings, config) if settings.asymmetric else {}
-    behavior, opponents = _asymmetric_match(args.genome, settings, configs) if configs else (None, None)
+    behavior, opponents = _asymmetric_match(plan.genome, settings, configs) if configs else (None, None)
     config = configs.get(behavior, config)
-    genome = load_genome(args.genome, config)
-    with EnvEvaluator.from_settings(settings, configs=configs) as evaluator:
-        returns = evaluator.play(genome, config, episodes=args.episodes, opponents=opponents)
+    genome = load_genome(plan.genome, config)
+    display = None
+    if plan.graphics:
+        from ..envs.unity.bridge import Display   # graphics are a Unity build's: mlagents-envs only then
+        display = Display()
+    with EnvEvaluator.from_settings(settings, configs=configs, display=display) as evaluator:
+        if plan.video is not None:
+            return _record(evaluator, genome, config, opponents, plan.video)
+        returns = evaluator.play(genome, config, episodes=plan.episodes, opponents=opponents)
     print(f"genome {genome.key}: {len(returns)} episodes, mean return {statistics.fmean(returns):.3f}")
     print("returns: " + " ".join(f"{r:.3f}" for r in returns))
+    return 0
+
+
+def _record(evaluator: EnvEvaluator, genome, config, opponents: dict | None, path: str) -> int:
+    """`neatpar play --video`: one episode recorded and written as `path`."""
+    recording = record_episode(evaluator, genome, config, opponents)
+    write_video(path, recording.frames, recording.fps)
+    print(f"genome {genome.key}: 1 episode of {recording.steps} decisions, return {recording.episode_return:.3f}")
+    print(f"video: {path} ({len(recording.frames)} frames at {recording.fps:g} frames per second)")
     return 0
 
 

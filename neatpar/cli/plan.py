@@ -14,8 +14,10 @@ import neat
 from ..config.files import population_configs
 from ..config.run_settings import RunSettings, resumed
 from ..config.settings import Settings, flags
-from ..errors import ConfigError
+from ..envs.gym import check_frames
+from ..errors import ConfigError, FramesUnavailable
 from ..record.checkpoint import Checkpoint, PopulationState
+from ..run.environments import gym_setup
 from ..types.run_state import RunState
 
 
@@ -76,6 +78,17 @@ def _populations(config, settings: Settings, run: RunSettings) -> tuple[neat.Con
     return next(iter(configs.values())), configs
 
 
+def _check_clips(settings: Settings) -> None:
+    """A run with clips (video_interval) on a Gymnasium environment that cannot give pictures is
+    refused now (a Unity game says whether it sends frames only once launched: clips.py)."""
+    if settings.video_interval and settings.gym is not None:
+        try:
+            check_frames(gym_setup(settings))
+        except FramesUnavailable as error:
+            raise ConfigError(f"video_interval = {settings.video_interval} records clips, but {error}; or set "
+                              f"video_interval = 0") from None
+
+
 def _given_flags(args) -> dict[str, str]:
     """The [neatpar] flags typed on the command line, as typed."""
     return {f.name: getattr(args, f.name) for f in flags() if getattr(args, f.name) is not None}
@@ -92,6 +105,7 @@ def make_plan(args) -> Plan:
                           "configs/), or --resume CHECKPOINT to continue a run")
     run = RunSettings.from_file(args.config, _given_flags(args))
     config, settings = run.load()
+    _check_clips(settings)
     if settings.asymmetric:
         run = run.with_population_texts(settings)
     config, configs = _populations(config, settings, run)
@@ -116,6 +130,7 @@ def _plan_resume(args) -> Plan:
     else:
         run = RunSettings.from_file(args.config, _given_flags(args))
     config, settings = run.load()
+    _check_clips(settings)
     if settings.asymmetric and not run.population_texts:   # settings from --config: the files as they are now
         run = run.with_population_texts(settings)
     config, configs = _populations(config, settings, run)

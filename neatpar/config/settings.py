@@ -83,6 +83,9 @@ class Settings:
     no_graphics: bool = setting(True, boolean, "run the build headless")
     timeout: float = setting(60.0, number(), "seconds to wait for the build to answer", resumable=True)
     checkpoint_interval: int = setting(5, integer(1), "checkpoint every K generations", resumable=True)
+    video_interval: int = setting(0, integer(0), "a clip of the champion's episode every N generations and of the "
+                                                 "run's last, in the run folder's videos/ and in TensorBoard (0: no "
+                                                 "clips)", flag=True, resumable=True)
     worker_id: int = setting(0, integer(0, 60000), "first worker id tried for the build's port", resumable=True)
     env_parameters: tuple[tuple[str, float], ...] = setting((), parameters, "'name = number' pairs sent on the "
                                                                             "EnvironmentParameters side channel")

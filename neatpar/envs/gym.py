@@ -15,7 +15,8 @@ clipped output unchanged (then clipped to the finite bound, if one). Other space
 
 For a clip, copies made with `GymSetup(frames=True)` have render_mode "rgb_array" (only then:
 making them so costs nothing per step, but a clip is asked for rarely) and give the picture of a
-copy at its decision (`capture`); an environment without that render mode is refused.
+copy at its decision (`capture`; on a machine without a display through SDL's dummy video
+driver); an environment without that render mode is refused.
 
 Gymnasium is an optional dependency (`pip install 'neatpar[gym]'`), imported on first use.
 """
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import os
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
@@ -186,6 +188,15 @@ def check(setup: GymSetup) -> Layout:
         env.close()
 
 
+def headless_pictures() -> None:
+    """On a machine without a display, pygame's pictures (rgb_array renders draw on a pygame
+    Surface) through SDL's dummy video driver: SDL's own drivers would print an error line there
+    (no XDG_RUNTIME_DIR) and draw the same pictures. Where a display exists, or SDL_VIDEODRIVER is
+    set, nothing changes."""
+    if not any(os.environ.get(name) for name in ("DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER")):
+        os.environ["SDL_VIDEODRIVER"] = "dummy"
+
+
 def check_frames(setup: GymSetup) -> None:
     """Refuse an environment that cannot give pictures (no "rgb_array" among its render modes)
     with a FramesUnavailable error naming the fix."""
@@ -238,6 +249,7 @@ class GymEnvironment:
         if self.setup.frames:
             check_frames(self.setup)
             kwargs = {**(kwargs or {}), "render_mode": RENDER_MODE}
+            headless_pictures()
         self._envs = [make(self.setup.target, kwargs, self.setup.max_steps) for _ in range(self.setup.copies)]
         first = self._envs[0]
         self._layout = layout_of(self.behavior, first.observation_space, first.action_space)

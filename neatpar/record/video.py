@@ -9,6 +9,8 @@ process group) rather than through `preexec_fn`: a fork that runs Python code wh
 run (gRPC's, in a process that talks to a game) failed about 1 time in 13 here. A GIF stores
 delays in hundredths of a second, so its frame rate is 100 / round(100 / fps) (25 and 50 exactly),
 and like every GIF writer Pillow shows a stretch of identical frames as one frame held longer.
+A run's clips (cli/clips.py) are mp4 where the video extra is installed, else GIFs (`clip_kind`),
+in the run folder's videos/gen-N.mp4.
 
 A TensorBoard clip is what tensorboardX's `add_video` writes, an animated GIF as an image summary
 (TensorBoard's Images tab plays it), made here with Pillow: `add_video` needs moviepy, whose
@@ -35,20 +37,32 @@ CLIP_TAG = "Champion/Episode"    # the TensorBoard tag of a generation's clip
 FLUSH_SECONDS = 2
 
 
-def video_kind(path: str) -> str:
+def video_kind(path: str, name: str = "video") -> str:
     """"mp4" or "gif", by the file's name, after checking that it can be written there (its folder
-    exists, and for mp4 the video extra is installed); else a one-line ConfigError naming the fix."""
+    exists, and for mp4 the video extra is installed); else a one-line ConfigError naming the fix,
+    which begins with `name` (the flag that gave the path, e.g. "--video")."""
     kind = KINDS.get(os.path.splitext(path)[1].lower())
     if kind is None:
-        raise ConfigError(f"video {path}: the name must end in .mp4 or .gif, which say the kind of video to write")
+        raise ConfigError(f"{name} {path}: the name must end in .mp4 or .gif, which say the kind of video to write")
     folder = os.path.dirname(os.path.abspath(path))
     if os.path.isdir(path):
-        raise ConfigError(f"video {path} is a folder: name the file to write, e.g. {os.path.join(path, 'episode.mp4')}")
+        raise ConfigError(f"{name} {path} is a folder: name the file to write, e.g. "
+                          f"{os.path.join(path, 'episode.mp4')}")
     if not os.path.isdir(folder):
-        raise ConfigError(f"video {path}: the folder {folder} does not exist: create it, or write the video elsewhere")
+        raise ConfigError(f"{name} {path}: the folder {folder} does not exist: create it, or write the video "
+                          f"elsewhere")
     if kind == "mp4":
         ffmpeg()
     return kind
+
+
+def clip_kind() -> str:
+    """The kind of a run's clips: "mp4" where the video extra is installed, else "gif" (Pillow)."""
+    try:
+        ffmpeg()
+    except ConfigError:
+        return "gif"
+    return "mp4"
 
 
 def ffmpeg() -> str:
@@ -110,12 +124,35 @@ def gif_delay(fps: float) -> int:
 
 
 def encode_gif(frames: Sequence[np.ndarray], fps: float) -> bytes:
-    """An animated GIF of `frames` that loops."""
+    """An animated GIF of `frames` that loops. Frames of at most 256 colours together (a simulator
+    build's flat drawing, CartPole's) are mapped exactly onto one palette of those colours, several
+    times faster than Pillow's own palette per frame, which more colours get."""
     from PIL import Image
     images = [Image.fromarray(np.ascontiguousarray(f)) for f in frames]
+    palette = shared_palette(images)
+    if palette is not None:
+        images = [image.quantize(palette=palette, dither=Image.Dither.NONE) for image in images]
     out = io.BytesIO()
     images[0].save(out, format="GIF", save_all=True, append_images=images[1:], duration=gif_delay(fps), loop=0)
     return out.getvalue()
+
+
+def shared_palette(images: Sequence):
+    """A palette image of the colours of `images` (RGB Pillow images), or None when they have more
+    than a GIF's 256 together."""
+    from PIL import Image
+    colours: set = set()
+    for image in images:
+        counted = image.getcolors(256)
+        if counted is None:
+            return None
+        colours.update(colour for _, colour in counted)
+        if len(colours) > 256:
+            return None
+    values = [value for colour in sorted(colours) for value in colour]
+    palette = Image.new("P", (1, 1))
+    palette.putpalette(values + [0] * (768 - len(values)))
+    return palette
 
 
 def generation_video(folder: str, generation: int, kind: str = "mp4") -> str:
@@ -123,6 +160,19 @@ def generation_video(folder: str, generation: int, kind: str = "mp4") -> str:
     videos = os.path.join(folder, VIDEOS)
     os.makedirs(videos, exist_ok=True)
     return os.path.join(videos, f"gen-{generation}.{kind}")
+
+
+def remove_generation_videos(folder: str, first: int) -> list[str]:
+    """Remove a run folder's clips of generation `first` and later (a resumed run plays those
+    generations again, and records again those its schedule names); the paths removed."""
+    videos, removed = os.path.join(folder, VIDEOS), []
+    for name in sorted(os.listdir(videos)) if os.path.isdir(videos) else ():
+        stem, kind = os.path.splitext(name)
+        number = stem[len("gen-"):]
+        if stem.startswith("gen-") and number.isdigit() and kind in KINDS and int(number) >= first:
+            os.remove(os.path.join(videos, name))
+            removed.append(os.path.join(videos, name))
+    return removed
 
 
 def clip_summary(frames: Sequence[np.ndarray], fps: float, tag: str = CLIP_TAG):

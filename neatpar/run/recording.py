@@ -3,10 +3,11 @@ with a picture of the genome's agent at each of its decisions, taken through the
 `on_decisions` hook before the agent acts, so that a video has one frame per decision of exactly
 that episode.
 
-A Unity build is recorded on the evaluator's own game in this process (a game whose build draws
-no frames is refused at the agent's first decision, with the way to watch it instead); a Gymnasium
-environment on one copy of its own made with render_mode "rgb_array", so that the copies a run
-evaluates on never render. A self-play clip shows the genome against the strongest member of the
+A Unity build is recorded on the evaluator's own game in this process, or, when env hosts own the
+run's games (envs > 1, backend = ray), on a game of the recorder's own in this process, launched at
+its first episode and kept until `close` (a game whose build draws no frames is refused at the
+agent's first decision, with the way to watch it instead); a Gymnasium environment on one copy of
+its own made with render_mode "rgb_array", so that the copies a run evaluates on never render. A self-play clip shows the genome against the strongest member of the
 league it plays (`league_opponents`).
 """
 from __future__ import annotations
@@ -19,7 +20,8 @@ import numpy as np
 
 from ..envs.gym import GymEnvironment
 from ..errors import NeatparError
-from .environments import gym_setup
+from .environments import gym_setup, open_environment
+from .hosts import HOST_PORT_STRIDE
 
 
 @dataclass(frozen=True)
@@ -35,21 +37,28 @@ class Recording:
 
 class EpisodeRecorder:
     """Records episodes of genomes on an EnvEvaluator's environment (see the module docstring);
-    keeps a Gymnasium environment's rendering copy from one recording to the next until `close`."""
+    keeps an environment of its own (a Gymnasium environment's rendering copy, a game beside env
+    hosts) from one recording to the next until `close`."""
 
     def __init__(self, evaluator):
         self.evaluator = evaluator
-        self._copy: GymEnvironment | None = None
+        self._own = None   # the recorder's own environment, when it needs one
 
     @property
     def environment(self):
-        """Where episodes are recorded: the evaluator's game, or a rendering Gymnasium copy."""
+        """Where episodes are recorded: the evaluator's game, a game of the recorder's own beside
+        env hosts, or a rendering Gymnasium copy."""
         settings = self.evaluator.settings
-        if settings.gym is None:
+        if self._own is not None:
+            return self._own
+        if settings.gym is not None:
+            self._own = GymEnvironment(dataclasses.replace(gym_setup(settings), copies=1, frames=True))
+        elif settings.hosted:   # the port after the hosts' (each looks from worker_id + stride x its number)
+            self._own = open_environment(settings, self.evaluator.log_folder,
+                                         worker_id=settings.worker_id + HOST_PORT_STRIDE * settings.envs)
+        else:
             return self.evaluator.environment
-        if self._copy is None:
-            self._copy = GymEnvironment(dataclasses.replace(gym_setup(settings), copies=1, frames=True))
-        return self._copy
+        return self._own
 
     def record(self, genome, config: Any, opponents: dict | None = None) -> Recording:
         """One episode of `genome` as `EnvEvaluator.play(genome, config, 1, opponents)` plays it,
@@ -71,10 +80,11 @@ class EpisodeRecorder:
         return Recording(frames.images, frames.fps, returns[0], steps, behavior)
 
     def close(self) -> None:
-        """Close the rendering copy, if one was made (the evaluator's game is the evaluator's)."""
-        copy, self._copy = self._copy, None
-        if copy is not None:
-            copy.close()
+        """Close the recorder's own environment, if one was made (the evaluator's game is the
+        evaluator's)."""
+        own, self._own = self._own, None
+        if own is not None:
+            own.close()
 
     def __enter__(self) -> "EpisodeRecorder":
         return self
