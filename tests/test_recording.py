@@ -73,6 +73,7 @@ UNITY_RUNS = {
     "probe": ("--agents 2 --episode-decisions 6", "Probe?team=0: population", 4, 1, 50),
     "duel": ("--areas 2 --points 1 --rally-steps 40", "Duel?team=0: population, Duel?team=1: champion", 6, 1, 60),
     "camera": ("--agents 2 --max-steps 20 --size 8", "Camera?team=0: population", 192, 2, 20),
+    "maze": ("--agents 2 --max-steps 20", "Maze?team=0: population", 12, 2, 20),
 }
 
 
