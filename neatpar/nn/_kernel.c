@@ -206,6 +206,47 @@ static Py_ssize_t find_key(const int64_t *keys, Py_ssize_t n, int64_t key)
     return -1;
 }
 
+/* One genome's graph, shared by both structure walks: its distinct non-input node keys (outputs,
+   links' targets, non-input sources) sorted into keys; each of its nc links' ends as indices into
+   them (dense_src -1 for an input); each node's incoming links in connection order (pred, from
+   pred_start); required set for the outputs and every non-input node they depend on. Returns the
+   number of keys. */
+static Py_ssize_t genome_graph(const int64_t *src, const int64_t *dst, Py_ssize_t nc, Py_ssize_t num_outputs,
+                               int64_t *keys, Py_ssize_t *dense_src, Py_ssize_t *dense_dst, Py_ssize_t *pred_start,
+                               Py_ssize_t *pred, Py_ssize_t *fill, Py_ssize_t *stack, char *required)
+{
+    Py_ssize_t n = 0;
+    for (Py_ssize_t o = 0; o < num_outputs; o++) keys[n++] = o;
+    for (Py_ssize_t k = 0; k < nc; k++) {
+        keys[n++] = dst[k];
+        if (src[k] >= 0) keys[n++] = src[k];
+    }
+    qsort(keys, n, sizeof(int64_t), cmp_i64);
+    Py_ssize_t u = 0;
+    for (Py_ssize_t i = 0; i < n; i++) if (i == 0 || keys[i] != keys[i - 1]) keys[u++] = keys[i];
+    n = u;
+    for (Py_ssize_t i = 0; i <= n; i++) pred_start[i] = 0;
+    for (Py_ssize_t k = 0; k < nc; k++) {
+        dense_dst[k] = find_key(keys, n, dst[k]);
+        dense_src[k] = src[k] >= 0 ? find_key(keys, n, src[k]) : -1;
+        pred_start[dense_dst[k] + 1]++;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) pred_start[i + 1] += pred_start[i];
+    for (Py_ssize_t i = 0; i < n; i++) fill[i] = pred_start[i];
+    for (Py_ssize_t k = 0; k < nc; k++) pred[fill[dense_dst[k]]++] = k;  /* connection order kept */
+    memset(required, 0, n);
+    Py_ssize_t top = 0;
+    for (Py_ssize_t o = 0; o < num_outputs; o++) { Py_ssize_t d = find_key(keys, n, o); required[d] = 1; stack[top++] = d; }
+    while (top) {
+        Py_ssize_t v = stack[--top];
+        for (Py_ssize_t p = pred_start[v]; p < pred_start[v + 1]; p++) {
+            Py_ssize_t s = dense_src[pred[p]];
+            if (s >= 0 && !required[s]) { required[s] = 1; stack[top++] = s; }
+        }
+    }
+    return n;
+}
+
 static PyObject *ff_structure(PyObject *self, PyObject *args)
 {
     (void)self;
@@ -242,37 +283,10 @@ static PyObject *ff_structure(PyObject *self, PyObject *args)
     gns[0] = 0;
     nls[0] = 0;
     for (Py_ssize_t g = 0; g < genomes; g++) {
-        Py_ssize_t c0 = cs[g], nc = cs[g + 1] - cs[g], n = 0;
-        /* distinct non-input keys: outputs, targets, non-input sources */
-        for (Py_ssize_t o = 0; o < num_outputs; o++) keys[n++] = o;
-        for (Py_ssize_t k = 0; k < nc; k++) {
-            keys[n++] = dst[c0 + k];
-            if (src[c0 + k] >= 0) keys[n++] = src[c0 + k];
-        }
-        qsort(keys, n, sizeof(int64_t), cmp_i64);
-        Py_ssize_t u = 0;
-        for (Py_ssize_t i = 0; i < n; i++) if (i == 0 || keys[i] != keys[i - 1]) keys[u++] = keys[i];
-        n = u;
-        for (Py_ssize_t i = 0; i <= n; i++) { pred_start[i] = 0; succ_start[i] = 0; }
-        for (Py_ssize_t k = 0; k < nc; k++) {
-            dense_dst[k] = find_key(keys, n, dst[c0 + k]);
-            dense_src[k] = src[c0 + k] >= 0 ? find_key(keys, n, src[c0 + k]) : -1;
-            pred_start[dense_dst[k] + 1]++;
-        }
-        for (Py_ssize_t i = 0; i < n; i++) pred_start[i + 1] += pred_start[i];
-        for (Py_ssize_t i = 0; i < n; i++) fill[i] = pred_start[i];
-        for (Py_ssize_t k = 0; k < nc; k++) pred[fill[dense_dst[k]]++] = k;  /* connection order kept */
-        /* required: outputs and every non-input node they depend on */
-        memset(required, 0, n);
-        Py_ssize_t top = 0;
-        for (Py_ssize_t o = 0; o < num_outputs; o++) { Py_ssize_t d = find_key(keys, n, o); required[d] = 1; stack[top++] = d; }
-        while (top) {
-            Py_ssize_t v = stack[--top];
-            for (Py_ssize_t p = pred_start[v]; p < pred_start[v + 1]; p++) {
-                Py_ssize_t s = dense_src[pred[p]];
-                if (s >= 0 && !required[s]) { required[s] = 1; stack[top++] = s; }
-            }
-        }
+        Py_ssize_t c0 = cs[g], nc = cs[g + 1] - cs[g];
+        Py_ssize_t n = genome_graph(src + c0, dst + c0, nc, num_outputs, keys, dense_src, dense_dst, pred_start, pred,
+                                    fill, stack, required);
+        for (Py_ssize_t i = 0; i <= n; i++) succ_start[i] = 0;
         /* successors among required nodes, and waiting counts */
         for (Py_ssize_t k = 0; k < nc; k++)
             if (dense_src[k] >= 0 && required[dense_dst[k]]) succ_start[dense_src[k] + 1]++;
@@ -367,37 +381,9 @@ static PyObject *rec_structure(PyObject *self, PyObject *args)
     gns[0] = 0;
     nls[0] = 0;
     for (Py_ssize_t g = 0; g < genomes; g++) {
-        Py_ssize_t c0 = cs[g], nc = cs[g + 1] - cs[g], n = 0;
-        /* distinct non-input keys: outputs, targets, non-input sources */
-        for (Py_ssize_t o = 0; o < num_outputs; o++) keys[n++] = o;
-        for (Py_ssize_t k = 0; k < nc; k++) {
-            keys[n++] = dst[c0 + k];
-            if (src[c0 + k] >= 0) keys[n++] = src[c0 + k];
-        }
-        qsort(keys, n, sizeof(int64_t), cmp_i64);
-        Py_ssize_t u = 0;
-        for (Py_ssize_t i = 0; i < n; i++) if (i == 0 || keys[i] != keys[i - 1]) keys[u++] = keys[i];
-        n = u;
-        for (Py_ssize_t i = 0; i <= n; i++) pred_start[i] = 0;
-        for (Py_ssize_t k = 0; k < nc; k++) {
-            dense_dst[k] = find_key(keys, n, dst[c0 + k]);
-            dense_src[k] = src[c0 + k] >= 0 ? find_key(keys, n, src[c0 + k]) : -1;
-            pred_start[dense_dst[k] + 1]++;
-        }
-        for (Py_ssize_t i = 0; i < n; i++) pred_start[i + 1] += pred_start[i];
-        for (Py_ssize_t i = 0; i < n; i++) fill[i] = pred_start[i];
-        for (Py_ssize_t k = 0; k < nc; k++) pred[fill[dense_dst[k]]++] = k;
-        /* required: outputs and every non-input node they depend on, over all connections */
-        memset(required, 0, n);
-        Py_ssize_t top = 0;
-        for (Py_ssize_t o = 0; o < num_outputs; o++) { Py_ssize_t d = find_key(keys, n, o); required[d] = 1; stack[top++] = d; }
-        while (top) {
-            Py_ssize_t v = stack[--top];
-            for (Py_ssize_t p = pred_start[v]; p < pred_start[v + 1]; p++) {
-                Py_ssize_t s = dense_src[pred[p]];
-                if (s >= 0 && !required[s]) { required[s] = 1; stack[top++] = s; }
-            }
-        }
+        Py_ssize_t c0 = cs[g], nc = cs[g + 1] - cs[g];
+        Py_ssize_t n = genome_graph(src + c0, dst + c0, nc, num_outputs, keys, dense_src, dense_dst, pred_start, pred,
+                                    fill, stack, required);
         /* the links kept, their targets in order of first appearance */
         memset(listed, 0, n);
         Py_ssize_t count = 0, nkept = 0;
