@@ -21,21 +21,32 @@ BALL = os.path.join(ROOT, "unity_builds", "ball")
 WARM_UP = 20
 
 
-def open_environment(mode: str, agents: int, worker_id: int, logs: str):
-    """The environment to time and a function that closes it."""
-    args = ["--agents", str(agents), "--max-steps", "100000"]
+def open_environment(build: str, mode: str, args: list, worker_id: int, logs: str):
+    """The environment of `build` (a path) to time and a function that closes it."""
     if mode == "plain":
         from mlagents_envs.environment import UnityEnvironment
-        env = UnityEnvironment(BALL, worker_id=worker_id, no_graphics=True, additional_args=args, log_folder=logs)
+        env = UnityEnvironment(build, worker_id=worker_id, no_graphics=True, additional_args=args, log_folder=logs)
         return env, env.close
     from neatpar.envs.unity.bridge import SimulatorBridge
-    bridge = SimulatorBridge(BALL, args=args, log_folder=logs, worker_id=worker_id, bulk=mode == "bulk")
+    bridge = SimulatorBridge(build, args=args, log_folder=logs, worker_id=worker_id, bulk=mode == "bulk")
     return bridge.env, bridge.close
+
+
+def simulator_ms(logs: str, worker_id: int, steps: int) -> float:
+    """The median of the simulator's own compute over its last `steps` steps, from its log."""
+    log = open(os.path.join(logs, f"Player-{worker_id}.log")).read()
+    return statistics.median([float(x) for x in re.findall(r"compute_ms ([0-9.]+)", log)][-steps:])
+
+
+def protobuf_backend() -> str:
+    """Which protobuf implementation this process runs."""
+    from google.protobuf.internal import api_implementation
+    return api_implementation.Type()
 
 
 def main(agents: int, steps: int, worker_id: int, mode: str) -> None:
     logs = tempfile.mkdtemp(prefix="neatpar-bench-")
-    env, close = open_environment(mode, agents, worker_id, logs)
+    env, close = open_environment(BALL, mode, ["--agents", str(agents), "--max-steps", "100000"], worker_id, logs)
     try:
         env.reset()
         name = list(env.behavior_specs)[0]
@@ -50,11 +61,8 @@ def main(agents: int, steps: int, worker_id: int, mode: str) -> None:
         worker_id = getattr(env, "_worker_id", worker_id)
     finally:
         close()
-    log = open(os.path.join(logs, f"Player-{worker_id}.log")).read()
-    compute = [float(x) for x in re.findall(r"compute_ms ([0-9.]+)", log)][-steps:]
-    from google.protobuf.internal import api_implementation
     print(json.dumps({"agents": agents, "mode": mode, "step_ms": statistics.median(times) * 1e3,
-                      "sim_ms": statistics.median(compute), "backend": api_implementation.Type()}))
+                      "sim_ms": simulator_ms(logs, worker_id, steps), "backend": protobuf_backend()}))
 
 
 if __name__ == "__main__":

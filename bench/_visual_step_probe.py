@@ -8,7 +8,6 @@ mlagents: neatpar's bridge (its communicator) with the bulk step codec or mlagen
 """
 import json
 import os
-import re
 import statistics
 import sys
 import tempfile
@@ -17,25 +16,16 @@ import time
 import numpy as np
 from mlagents_envs.base_env import ActionTuple
 
+from _step_probe import open_environment, protobuf_backend, simulator_ms
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CAMERA = os.path.join(ROOT, "unity_builds", "camera")
 WARM_UP = 5
 
 
-def open_environment(mode: str, args: list, worker_id: int, logs: str):
-    """The environment to time and a function that closes it."""
-    if mode == "plain":
-        from mlagents_envs.environment import UnityEnvironment
-        env = UnityEnvironment(CAMERA, worker_id=worker_id, no_graphics=True, additional_args=args, log_folder=logs)
-        return env, env.close
-    from neatpar.envs.unity.bridge import SimulatorBridge
-    bridge = SimulatorBridge(CAMERA, args=args, log_folder=logs, worker_id=worker_id, bulk=mode == "bulk")
-    return bridge.env, bridge.close
-
-
 def main(agents: int, steps: int, worker_id: int, mode: str, extra: list) -> None:
     logs = tempfile.mkdtemp(prefix="neatpar-bench-")
-    env, close = open_environment(mode, ["--agents", str(agents), "--max-steps", "100000"] + extra, worker_id, logs)
+    env, close = open_environment(CAMERA, mode, ["--agents", str(agents), "--max-steps", "100000"] + extra, worker_id, logs)
     rng = np.random.default_rng(0)
     try:
         env.reset()
@@ -53,11 +43,8 @@ def main(agents: int, steps: int, worker_id: int, mode: str, extra: list) -> Non
         worker_id = getattr(env, "_worker_id", worker_id)
     finally:
         close()
-    log = open(os.path.join(logs, f"Player-{worker_id}.log")).read()
-    compute = [float(x) for x in re.findall(r"compute_ms ([0-9.]+)", log)][-steps:]
-    from google.protobuf.internal import api_implementation
     print(json.dumps({"agents": agents, "mode": mode, "step_ms": statistics.median(times) * 1e3,
-                      "sim_ms": statistics.median(compute), "backend": api_implementation.Type(),
+                      "sim_ms": simulator_ms(logs, worker_id, steps), "backend": protobuf_backend(),
                       "shape": list(shape)}))
 
 
