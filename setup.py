@@ -85,8 +85,9 @@ setup(
         Extension("neatpar.evolution._core",
                   sources=["neatpar/evolution/_core.c"] + sorted(glob.glob("neatpar/evolution/core/*.c")),
                   depends=["neatpar/evolution/core/core.h", "neatpar/evolution/core/threads_shim.h"]),
-        Extension("neatpar.envs.unity._wire", sources=["neatpar/envs/unity/_wire.c"]),
-        Extension("neatpar.envs.unity._pixels", sources=["neatpar/envs/unity/_pixels.c"]),
+        Extension("neatpar.envs.unity._wire", sources=["neatpar/envs/unity/_wire.c"], depends=["neatpar/envs/unity/why.h"]),
+        Extension("neatpar.envs.unity._pixels", sources=["neatpar/envs/unity/_pixels.c"],
+                  depends=["neatpar/envs/unity/why.h"]),
         Extension("neatpar.search._knn", sources=["neatpar/search/_knn.c"]),
     ],
 )

@@ -31,9 +31,10 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "why.h"
 
 #define MAX_IMAGES 256          /* PNGs per observation read here (a stack of 256 frames) */
 #define MAX_CHANNELS (4 * MAX_IMAGES)  /* channels of the PNGs together, and of a mapping */
@@ -44,16 +45,6 @@ static const uint8_t SIGNATURE[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'
 static float lut[256];
 static uint32_t crc_table[256];
 
-typedef struct { char text[200]; } Why;
-
-static int fail(Why *why, const char *format, ...)
-{
-    va_list args;
-    va_start(args, format);
-    vsnprintf(why->text, sizeof(why->text), format, args);
-    va_end(args);
-    return -1;
-}
 
 static uint32_t be32(const uint8_t *p)
 {

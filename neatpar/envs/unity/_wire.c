@@ -39,9 +39,10 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "why.h"
 
 #if !PY_LITTLE_ENDIAN
 #error "protobuf's fixed32 floats are copied as they are: little-endian hosts only"
@@ -68,16 +69,6 @@ enum { IN_RL = 1, RLIN_ACTIONS = 1, RLIN_SIDE_CHANNEL = 5, ACT_VECTOR = 1, ACT_C
 #define SAFE_ABS_SUM 1e30
 
 typedef struct { const uint8_t *p, *end; } Reader;
-typedef struct { char text[240]; } Why;
-
-static int fail(Why *why, const char *format, ...)
-{
-    va_list args;
-    va_start(args, format);
-    vsnprintf(why->text, sizeof(why->text), format, args);
-    va_end(args);
-    return -1;
-}
 
 /* ------------------------------------------------------------------ wire primitives */
 
