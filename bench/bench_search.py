@@ -101,8 +101,8 @@ def main() -> None:
 
     print(f"population {args.population}, archive {args.archive}, {args.dims} dimensions, k = {K} "
           f"(largest difference: {error:.1e} to the plain baseline, {error_expanded:.1e} to the matrix product)")
-    print(f"| step | time per generation | against the baseline |")
-    print(f"|---|---|---|")
+    print("| step | time per generation | against the baseline |")
+    print("|---|---|---|")
     print(f"| numpy full distance matrix (baseline) | {t_base * 1e3:.1f} ms | 1.00x |")
     print(f"| numpy matrix-product distances | {t_expanded * 1e3:.1f} ms | {t_base / t_expanded:.1f}x faster |")
     print(f"| neatpar's k-NN (search/knn.py) | {t_ours * 1e3:.1f} ms | {t_base / t_ours:.1f}x faster "

@@ -10,8 +10,6 @@ import os
 import sys
 
 import neat
-import numpy as np
-import pytest
 from PIL import Image
 
 from neatpar import settings as run_config

@@ -14,8 +14,6 @@ import neat
 import pytest
 from neat.genes import DefaultConnectionGene, DefaultNodeGene
 
-import neatpar
-from neatpar.evolution import _core
 from neatpar.evolution.records import genes
 from support import evolution as es
 

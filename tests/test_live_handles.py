@@ -2,8 +2,6 @@
 ML-Agents environment, mlagents-envs' own UnityEnvironment or any other BaseEnv, counts as a
 connecting handle, declaring is idempotent, and a script that uses neatpar's pool and ends without
 closing its own UnityEnvironment still exits, its game with it."""
-import os
-
 from mlagents_envs.base_env import BaseEnv
 
 from neatpar.envs import live_handles

@@ -3,13 +3,11 @@ symmetric games (one behavior, two team ids, sides swapped) and asymmetric ones 
 different sizes, a population each: their turns are tested in test_cli_alternation.py), with envs =
 1 and 2; resume continues a league exactly; the winner is the best-rated member; ELO in stats.csv
 and TensorBoard."""
-import csv
 import json
 import os
 
 import neat
 import numpy as np
-import onnx
 import pytest
 
 import neatpar
