@@ -21,6 +21,7 @@ import neat
 
 from ..config.settings import Settings
 from ..errors import ExportError, NeatparError, Terminated
+from ..record.archive import save_archive
 from ..record.folder import RunFolder, load_behaviors
 from ..record.models import write_winner_models
 from ..record.tensorboard import EventLog
@@ -49,6 +50,7 @@ class OnePopulation:
                                     Reporting(folder, plan.run, plan.quiet, self.events, bar),
                                     CheckpointSchedule(settings.checkpoint_interval, settings.generations))
         self.population.add_reporter(self.recorder)
+        evaluator.attach(self.population)   # MAP-Elites breeds from the search's archive
         self.clips = None if clips is None else ClipReporter(clips, folder.path, resume_at)
         if self.clips is not None:
             self.population.add_reporter(self.clips)
@@ -206,6 +208,9 @@ def _finish(plan: Plan, folder: RunFolder, evaluator: EnvEvaluator, rows: list, 
     except ExportError as error:  # e.g. a function registered on the config: the run itself is fine
         print(f"neatpar: warning: no winner.onnx: {error}", file=sys.stderr)
     plots = folder.plot(rows)
+    archive = getattr(evaluator.search, "archive", None)
+    if evaluator.settings.search == "map-elites" and archive is not None:
+        plots += save_archive(folder.path, archive, config, evaluator.settings.qd_offset)
     winner = _shown_path(os.path.join(folder.path, "winner.json"))
     if quiet:
         print(f"winner: genome {best.key}, fitness {best.fitness:.3f}: {winner}", flush=True)

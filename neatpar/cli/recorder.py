@@ -77,7 +77,8 @@ class RunRecorder(neat.reporting.BaseReporter):
         stats = self.evaluator.last_stats
         selfplay = self.evaluator.selfplay
         row = StatsRow.of_generation(self.generation, population, species, stats, time.perf_counter() - self.started,
-                                     self.population_behaviors, selfplay.row() if selfplay is not None else None)
+                                     self.population_behaviors, selfplay.row() if selfplay is not None else None,
+                                     self.evaluator.search_stats, self.evaluator.fitness)
         self.rows.append(row)
         self.folder.write_stats(self.rows)
         if self.events is not None:
