@@ -61,7 +61,9 @@ def load_elite(path: str, cell: str):
                           f"{len(bins)} indices, each below its dimension's bins")
     for entry in data["cells"]:
         if tuple(entry["index"]) == index:
-            return genome_from_dict(entry["genome"], f"{path} cell {cell}")
+            genome = genome_from_dict(entry["genome"], f"{path} cell {cell}")
+            genome.fitness = entry["fitness"]   # the elite's (true) fitness, as the archive scored it
+            return genome
     filled = " ".join(",".join(map(str, e["index"])) for e in data["cells"][:12])
     raise ConfigError(f"cell {cell} of {path} is empty: the filled cells are {filled}"
                       f"{' ...' if len(data['cells']) > 12 else ''}")
