@@ -125,7 +125,7 @@ class Settings:
                           "ranks) or map-elites (the best genome of every cell of a grid over the descriptor)",
                           flag=True)
     descriptor: str | None = setting(None, searches.descriptor, "a genome's behaviour, averaged over its episodes, "
-                                     "for the searches other than fitness", shown_default="none")
+                                     "for the searches other than fitness")
     novelty_k: int = setting(15, integer(1, 10000), "nearest neighbours (population and archive) whose mean "
                                                     "distance is a genome's novelty")
     novelty_archive: str = setting("threshold", choice(searches.NOVELTY_ARCHIVES), "which descriptors the novelty "
@@ -137,10 +137,9 @@ class Settings:
     novelty_weight: float = setting(0.5, fraction, "search = novelty+fitness: the weight of novelty's rank against "
                                                    "fitness' rank")
     descriptor_bounds: tuple[tuple[float, float], ...] | None = setting(
-        None, searches.bounds, "search = map-elites: the grid's low and high per descriptor value",
-        shown_default="none")
+        None, searches.bounds, "search = map-elites: the grid's low and high per descriptor value")
     descriptor_bins: tuple[int, ...] | None = setting(None, searches.bins, "search = map-elites: the grid's cells "
-                                                      "per descriptor value", shown_default="none")
+                                                      "per descriptor value")
     map_elites_crossover: float = setting(0.5, fraction, "search = map-elites: the chance that a child has two "
                                                          "elite parents (else one, mutated)")
     qd_offset: float = setting(0.0, number(positive=False), "search = map-elites: subtracted from each elite's "
