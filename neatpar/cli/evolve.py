@@ -18,6 +18,7 @@ import shutil
 import sys
 
 import neat
+import numpy as np
 
 from ..config.settings import Settings
 from ..errors import ExportError, NeatparError, Terminated
@@ -219,6 +220,10 @@ def _finish(plan: Plan, folder: RunFolder, evaluator: EnvEvaluator, rows: list, 
     for path in files + plots:
         print(f"  {path}")
     print(f"\nplay it: {_program()} play --config {_shown_path(plan.run.config_path)} --genome {winner}")
+    if evaluator.settings.search == "map-elites" and archive is not None and archive.cells:
+        index = ",".join(str(int(i)) for i in np.unravel_index(archive.filled()[0], archive.grid.bins))
+        print(f"any elite: {_program()} export --config {_shown_path(plan.run.config_path)} --genome "
+              f"{_shown_path(os.path.join(folder.path, 'archive.json'))} --cell {index} --out elite.onnx")
     if clip is not None:
         print(f"see it: {_shown_path(clip)}")
     print(f"watch it: {_watch_command(folder.path)}", flush=True)

@@ -59,10 +59,10 @@ class StatsRow:
     mean_nodes: float
     mean_connections: float
     league: LeagueValues | None = None
-    search: dict[str, float | None] | None = None   # SEARCH_FIELDS' values (a search other than fitness)
     behaviors: dict[str, BehaviorValues] = field(default_factory=dict)  # with several population behaviors
     game: dict[str, float] = field(default_factory=dict)                # the game's keys, sorted
     species_sizes: dict[int, int] = field(default_factory=dict)         # species id -> members
+    search: dict[str, float | None] | None = None   # SEARCH_FIELDS' values (a search other than fitness)
 
     @classmethod
     def of_generation(cls, generation: int, population: Mapping, species, stats: GenerationStats, seconds: float,
@@ -87,7 +87,8 @@ class StatsRow:
                    agent_steps=stats.agent_steps, seconds=round(seconds, 3), mean_return=_mean(returns),
                    mean_episode_length=_mean(lengths), mean_nodes=statistics.fmean(n for n, _ in sizes),
                    mean_connections=statistics.fmean(c for _, c in sizes), league=league, behaviors=behaviors,
-                   search=_search_values(search) if searched else None, game=stats.game.summary(), species_sizes={sid: len(s.members) for sid, s in species.species.items()})
+                   game=stats.game.summary(), species_sizes={sid: len(s.members) for sid, s in species.species.items()},
+                   search=_search_values(search) if searched else None)
 
     def columns(self) -> dict[str, Any]:
         """The row's stats.csv cells, column -> value, in the order of the columns (see the module
