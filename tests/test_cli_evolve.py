@@ -493,7 +493,8 @@ def test_a_map_elites_run_resumes_exactly_and_exports_and_plays_any_elite(tmp_pa
     config = maze_cfg(tmp_path, "maze-map-elites.cfg", pop=12, steps=20, generations=3)
     straight, part = tmp_path / "straight", tmp_path / "part"
     assert neatpar_cli("evolve", "--config", config, "--out", str(straight), "--quiet").returncode == 0
-    assert neatpar_cli("evolve", "--config", config, "--out", str(part), "--quiet", "--generations", "2").returncode == 0
+    assert neatpar_cli("evolve", "--config", config, "--out", str(part), "--quiet",
+                       "--generations", "2").returncode == 0
     resumed = neatpar_cli("evolve", "--resume", str(part / "checkpoints" / "checkpoint-2.gz"), "--generations", "3",
                           "--quiet")
     assert resumed.returncode == 0, resumed.stderr
@@ -522,7 +523,8 @@ def test_a_map_elites_run_resumes_exactly_and_exports_and_plays_any_elite(tmp_pa
     assert np.allclose(actions[0], expected, atol=1e-5)
     played = neatpar_cli("play", "--config", config, "--genome", str(straight / "archive.json"), "--cell", cell,
                          "--episodes", "1")
-    assert played.returncode == 0 and played.stdout.startswith(f"genome {elite['genome_key']}: 1 episodes"), played.stderr
+    assert played.returncode == 0, played.stderr
+    assert played.stdout.startswith(f"genome {elite['genome_key']}: 1 episodes")
     assert f"{elite['fitness']:.3f}" in played.stdout
     empty = next(f"{i},{j}" for i in range(10) for j in range(10)
                  if [i, j] not in [c["index"] for c in archive["cells"]])

@@ -34,7 +34,8 @@ def test_the_grid_and_descriptor_keys_read_text_and_python_values_alike():
                     descriptor_bounds="-1 1, 0 2.5", descriptor_bins="8 4")
     assert read.descriptor == "final_observation[10:12]"
     assert read.descriptor_bounds == ((-1.0, 1.0), (0.0, 2.5)) and read.descriptor_bins == (8, 4)
-    again = Settings(**{**MAZE, "behaviors": read.behaviors, "search": "map-elites", "descriptor": "mean_observation[:2]",
+    again = Settings(**{**MAZE, "behaviors": read.behaviors, "search": "map-elites",
+                        "descriptor": "mean_observation[:2]",
                         "descriptor_bounds": [(-1, 1), (0, 2.5)], "descriptor_bins": [8, 4]})
     assert again.descriptor_bounds == read.descriptor_bounds and again.descriptor_bins == (8, 4)
     assert searches.descriptor_width("final_observation[10:12]") == 2
@@ -49,7 +50,8 @@ def test_the_grid_and_descriptor_keys_read_text_and_python_values_alike():
     ({"search": "map-elites", "descriptor": "final_observation[10:12]"}, "search = map-elites needs descriptor_bounds"),
     ({"search": "map-elites", "descriptor": "final_observation[10:12]", "descriptor_bounds": "-1 1, -1 1"},
      "search = map-elites needs descriptor_bins"),
-    ({"descriptor_bounds": "-1 1, -1 1", "descriptor_bins": "8"}, "descriptor_bounds has 2 dimensions but descriptor_bins has 1"),
+    ({"descriptor_bounds": "-1 1, -1 1", "descriptor_bins": "8"},
+     "descriptor_bounds has 2 dimensions but descriptor_bins has 1"),
     ({"search": "map-elites", "descriptor": "final_observation[9:12]", "descriptor_bounds": "-1 1, -1 1",
       "descriptor_bins": "8 8"}, "descriptor = final_observation[9:12] has 3 values but descriptor_bins has 2"),
     ({"search": "rank"}, "[neatpar] search = rank is not one of fitness, novelty, novelty+fitness, map-elites"),
@@ -67,7 +69,8 @@ def test_a_search_other_than_fitness_refuses_league_behaviors():
     duel = {"env": f"{BUILDS}/duel", "behaviors": "Duel?team=0: population, Duel?team=1: league",
             "descriptor": "final_observation[0:2]"}
     assert Settings.create({**duel, "search": "fitness"}, Source.FILE).search == "fitness"
-    with pytest.raises(ConfigError, match=r"search = novelty with a league behavior: self-play .* use search = fitness"):
+    with pytest.raises(ConfigError, match=r"search = novelty with a league behavior: self-play .* use search = "
+                                          r"fitness"):
         Settings.create({**duel, "search": "novelty"}, Source.FILE)
 
 
@@ -76,7 +79,8 @@ def test_novelty_searches_refuse_neat_python_s_fitness_threshold_which_would_com
     config, read = load(path)
     assert read.search == "novelty" and config.no_fitness_termination
     config.no_fitness_termination = False
-    with pytest.raises(ConfigError, match=r"search = novelty sets genome.fitness to novelty, .* no_fitness_termination"):
+    with pytest.raises(ConfigError, match=r"search = novelty sets genome.fitness to novelty, .* "
+                                          r"no_fitness_termination"):
         read.check_neat_config(config, path)
     map_elites, read = load(maze_cfg(tmp_path, "maze-map-elites.cfg"))
     assert not map_elites.no_fitness_termination   # genome.fitness stays the fitness: the threshold holds

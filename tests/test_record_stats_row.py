@@ -100,7 +100,8 @@ def test_a_search_s_columns_follow_the_fixed_ones_and_its_true_fitness_replaces_
     assert list(made.columns())[len(STATS_FIELDS):] == ["archive_size", "archive_added", "coverage", "qd_score",
                                                         "mean_novelty", "max_novelty", "novelty_threshold"]
     assert made.columns()["coverage"] == "" and StatsRow.from_record(made.to_record()) == made
-    assert generation_values(made)[""]["Search/Mean Novelty"] == 0.5 and "Search/QD-Score" not in generation_values(made)[""]
+    tags = generation_values(made)[""]
+    assert tags["Search/Mean Novelty"] == 0.5 and "Search/QD-Score" not in tags
     fitness_run = StatsRow.of_generation(4, population, SpeciesSet({1: 2}), GenerationStats(), 1.0, ["B"],
                                          search=SearchStats(4, "fitness", 0.9, 0.5, 0.9), fitness={1: 1.0, 2: 2.0})
     assert fitness_run.search is None and fitness_run.best_fitness == 0.9   # a fitness run's columns as they were

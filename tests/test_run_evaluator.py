@@ -44,7 +44,7 @@ def test_from_settings_takes_them_as_they_are_and_starts_nothing(tmp_path):
         assert ev.settings is settings and ev.log_folder == str(tmp_path / "logs")
         assert ev.configs == {"other": config} and not ev.hosted
         assert ev._environment is None and child_pids() == before
-        assert ev.run_state() == RunState(None, 0, None)
+        assert ev.run_state() == RunState(None, 0, None, {"search": "fitness", "best": None})
     with pytest.raises(ConfigError, match=r"simulator build .*nothing not found"):
         EnvEvaluator.from_settings(settings.with_changes(env=str(tmp_path / "nothing")))
 
@@ -81,7 +81,10 @@ def test_a_continued_run_starts_from_the_state_a_checkpoint_kept(tmp_path):
     with EnvEvaluator.from_settings(settings) as evaluator:
         evaluator.begin_run(str(tmp_path / "logs"), seen.append, RunState(unbeatable, kept.generation))
         evaluator.evaluate(pairs, config)
-        assert evaluator.run_state() == RunState(unbeatable, 2, None)  # still the champion it was given
+        state = evaluator.run_state()
+        # still the champion it was given
+        assert (state.champion, state.generation, state.selfplay) == (unbeatable, 2, None)
+        assert state.search["best"]["fitness"] == evaluator.fitness[state.search["best"]["genome"].key]
         assert seen and all(isinstance(stats, GenerationStats) for stats in seen)
         assert seen[-1].episodes <= evaluator.last_stats.episodes == len(pairs)
         assert list((tmp_path / "logs").glob("Player-*.log"))  # the simulator logged where begin_run said
@@ -93,7 +96,7 @@ def test_play_gives_the_episodes_asked_for_and_counts_no_generation(tmp_path):
     with EnvEvaluator.from_settings(settings) as evaluator:
         returns = evaluator.play(genome, config, episodes=3)
         assert len(returns) == 3 and evaluator.last_stats.episodes == 3
-        assert evaluator.run_state() == RunState(None, 0, None)
+        assert evaluator.run_state() == RunState(None, 0, None, {"search": "fitness", "best": None})
         assert evaluator.play(genome, config, episodes=3) == returns  # seeded: the same episodes again
 
 
@@ -199,8 +202,10 @@ def test_map_elites_on_env_hosts_fills_the_archive_the_pool_fills_in_this_proces
             population.run(evaluator.evaluate, 2)
             assert evaluator.hosted == ("envs" in keys)
             archive = evaluator.search.archive
-            archives.append({cell: (e.genome.key, e.fitness, e.descriptor.tolist()) for cell, e in archive.cells.items()})
-            assert evaluator.search_stats.coverage == len(archive.cells) / 100 and evaluator.search_stats.generation == 1
+            archives.append({cell: (e.genome.key, e.fitness, e.descriptor.tolist())
+                             for cell, e in archive.cells.items()})
+            stats = evaluator.search_stats
+            assert stats.coverage == len(archive.cells) / 100 and stats.generation == 1
     assert archives[0] == archives[1] and len(archives[0]) > 3
 
 

@@ -6,7 +6,6 @@ descriptor is needed, or descriptors of two widths, stop the first generation na
 import os
 
 import neat
-import numpy as np
 import pytest
 
 import neatpar

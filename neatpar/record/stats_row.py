@@ -123,7 +123,8 @@ class StatsRow:
             name, separator, behavior = column.partition(BEHAVIOR_SEPARATOR)
             if separator and name in BEHAVIOR_FIELDS:
                 behaviors.setdefault(behavior, {})[name] = _value(value)
-        return cls(**base, league=league, search=search, behaviors={b: BehaviorValues(**v) for b, v in behaviors.items()},
+        return cls(**base, league=league, search=search,
+                   behaviors={b: BehaviorValues(**v) for b, v in behaviors.items()},
                    game=game, species_sizes=dict(record.get(SPECIES_SIZES, {})))
 
 
