@@ -208,3 +208,22 @@ def test_quiet_on_ray_prints_no_forwarded_ray_line_even_when_an_actor_dies(tmp_p
     assert len(run.lines) == 2 and run.lines[0].startswith("neatpar evolve: ") and run.lines[1].startswith("winner: ")
     assert "(raylet)" not in err and "EnvHostActor pid=" not in err
     run.assert_clean()
+
+
+def test_map_elites_on_ray_actors_fills_the_archive_local_hosts_fill(tmp_path):
+    """Descriptors travel back from Ray actors as from local env hosts: the same seed, the same
+    archive (run/hosts.py puts the parts' descriptors together by genome)."""
+    import neatpar
+    from neatpar.run.evaluator import EnvEvaluator
+    from support.searches import maze_cfg
+    archives = []
+    for backend in ("local", "ray"):
+        config, settings = run_config.load(maze_cfg(tmp_path, pop=12, steps=20, envs=2, backend=backend))
+        config.reproduction_type = neatpar.MapElitesReproduction
+        population = neat.Population(config, seed=5)
+        with EnvEvaluator.from_settings(settings) as evaluator:
+            evaluator.attach(population)
+            population.run(evaluator.evaluate, 2)
+            archives.append({cell: (e.genome.key, e.fitness, e.descriptor.tolist())
+                             for cell, e in evaluator.search.archive.cells.items()})
+    assert archives[0] == archives[1] and len(archives[0]) > 3
