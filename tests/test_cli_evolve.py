@@ -526,9 +526,3 @@ def test_a_map_elites_run_resumes_exactly_and_exports_and_plays_any_elite(tmp_pa
     assert played.returncode == 0, played.stderr
     assert played.stdout.startswith(f"genome {elite['genome_key']}: 1 episodes")
     assert f"{elite['fitness']:.3f}" in played.stdout
-    empty = next(f"{i},{j}" for i in range(10) for j in range(10)
-                 if [i, j] not in [c["index"] for c in archive["cells"]])
-    one_line_error(tmp_path, ["export", "--config", config, "--genome", str(straight / "archive.json"), "--cell", empty,
-                              "--out", str(out)], f"cell {empty} of ", code=2)
-    one_line_error(tmp_path, ["export", "--config", config, "--genome", str(straight / "archive.json"),
-                              "--out", str(out)], "is a MAP-Elites archive: name the elite with --cell I,J", code=2)

@@ -210,20 +210,19 @@ def test_quiet_on_ray_prints_no_forwarded_ray_line_even_when_an_actor_dies(tmp_p
     run.assert_clean()
 
 
-def test_map_elites_on_ray_actors_fills_the_archive_local_hosts_fill(tmp_path):
-    """Descriptors travel back from Ray actors as from local env hosts: the same seed, the same
-    archive (run/hosts.py puts the parts' descriptors together by genome)."""
-    import neatpar
+
+def test_descriptors_travel_back_from_ray_actors_as_the_maze_gives_them(tmp_path):
+    """A search on Ray actors: each genome's descriptor (the robot's final position) comes back
+    with its part (run/hosts.py puts the parts together by genome), as the maze driven in process
+    gives it, and fills the MAP-Elites archive."""
+    import numpy as np
     from neatpar.run.evaluator import EnvEvaluator
-    from support.searches import maze_cfg
-    archives = []
-    for backend in ("local", "ray"):
-        config, settings = run_config.load(maze_cfg(tmp_path, pop=12, steps=20, envs=2, backend=backend))
-        config.reproduction_type = neatpar.MapElitesReproduction
-        population = neat.Population(config, seed=5)
-        with EnvEvaluator.from_settings(settings) as evaluator:
-            evaluator.attach(population)
-            population.run(evaluator.evaluate, 2)
-            archives.append({cell: (e.genome.key, e.fitness, e.descriptor.tolist())
-                             for cell, e in evaluator.search.archive.cells.items()})
-    assert archives[0] == archives[1] and len(archives[0]) > 3
+    from support.searches import maze_cfg, maze_descriptors
+    config, settings = run_config.load(maze_cfg(tmp_path, pop=12, steps=20, envs=2, backend="ray"))
+    pairs = list(neat.Population(config, seed=5).population.items())
+    expected = maze_descriptors(pairs, config, steps=20)
+    with EnvEvaluator.from_settings(settings) as evaluator:
+        evaluator.evaluate(pairs, config)
+        for i, (key, _) in enumerate(pairs):
+            assert np.array_equal(evaluator.last_stats.descriptors[i][0], expected[key][1]), key
+        assert evaluator.search_stats.archive_size == len(evaluator.search.archive.cells) > 1
