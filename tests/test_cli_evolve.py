@@ -482,22 +482,29 @@ def test_missing_neatpar_section_names_both_kinds_of_environment(tmp_path):
 
 @pytest.mark.slow
 def test_a_map_elites_run_resumes_exactly_and_exports_and_plays_any_elite(tmp_path):
-    """configs/maze-map-elites.cfg, small: the archive is in the checkpoint, so two generations and
-    a resume to three leave the archive, stats and winner of three straight; archive.json and its
-    heat map are in the run folder, and `export --cell` writes an elite's brain, which onnxruntime
-    runs to the outputs of the elite's own network; `play --cell` plays it."""
+    """configs/maze-map-elites.cfg, small: the archive is in the checkpoint, so a run interrupted by
+    Ctrl+C and resumed from its checkpoint leaves the archive, stats and winner of a straight run of
+    as many generations; archive.json and its heat map are in the run folder, and `export --cell`
+    writes an elite's brain, which onnxruntime runs to the outputs of the elite's own network;
+    `play --cell` plays it."""
     from support.onnx_models import checked_session
     from support.runs import stats_table
     from support.searches import maze_cfg
     import onnx
-    config = maze_cfg(tmp_path, "maze-map-elites.cfg", pop=12, steps=20, generations=3)
+    config = maze_cfg(tmp_path, "maze-map-elites.cfg", pop=12, steps=20, generations=100)
     straight, part = tmp_path / "straight", tmp_path / "part"
-    assert neatpar_cli("evolve", "--config", config, "--out", str(straight), "--quiet").returncode == 0
-    assert neatpar_cli("evolve", "--config", config, "--out", str(part), "--quiet",
-                       "--generations", "2").returncode == 0
-    resumed = neatpar_cli("evolve", "--resume", str(part / "checkpoints" / "checkpoint-2.gz"), "--generations", "3",
-                          "--quiet")
+    run = Run(config, part)
+    run.wait_for("gen    1")
+    run.proc.send_signal(signal.SIGINT)
+    returncode, err = run.finish(timeout=60)
+    assert returncode == 130, err
+    latest = int(err.strip().rsplit("checkpoint-", 1)[1].split(".")[0])   # the generation that was running
+    generations = str(latest + 1)
+    resumed = neatpar_cli("evolve", "--resume", str(part / "checkpoints" / f"checkpoint-{latest}.gz"),
+                          "--generations", generations, "--quiet")
     assert resumed.returncode == 0, resumed.stderr
+    assert neatpar_cli("evolve", "--config", config, "--out", str(straight), "--quiet",
+                       "--generations", generations).returncode == 0
     archive = json.load(open(straight / "archive.json"))
     assert json.load(open(part / "archive.json")) == archive and archive["filled"] > 1
     timing = ("seconds", "scored_steps_per_s")
