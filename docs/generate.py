@@ -64,6 +64,17 @@ GUIDES = {
     "league_swap_sides": "../guides/self-play.md#symmetric-and-asymmetric-games",
     "team_change": "../guides/self-play.md#symmetric-and-asymmetric-games",
     "neat_configs": "../guides/self-play.md#symmetric-and-asymmetric-games",
+    "search": "../guides/search.md#which-search",
+    "descriptor": "../guides/search.md#behaviour-descriptors",
+    "novelty_k": "../guides/search.md#novelty-search",
+    "novelty_archive": "../guides/search.md#novelty-search",
+    "novelty_threshold": "../guides/search.md#novelty-search",
+    "novelty_probability": "../guides/search.md#novelty-search",
+    "novelty_weight": "../guides/search.md#novelty-and-fitness",
+    "descriptor_bounds": "../guides/search.md#map-elites",
+    "descriptor_bins": "../guides/search.md#map-elites",
+    "map_elites_crossover": "../guides/search.md#map-elites",
+    "qd_offset": "../guides/search.md#map-elites",
 }
 
 

@@ -34,6 +34,9 @@ def __getattr__(name):
     if name in ("EnvEvaluator", "UnityEvaluator"):
         from .run import evaluator
         return getattr(evaluator, name)
+    if name in ("SearchEvaluator", "MapElitesReproduction"):   # searches: numpy and the C k-NN, on first use
+        from . import search
+        return getattr(search, name)
     raise AttributeError(f"module 'neatpar' has no attribute {name!r}")
 
 
@@ -45,10 +48,12 @@ __all__ = [
     "Genome",
     "GenomeEvaluationError",
     "LiveHandleError",
+    "MapElitesReproduction",
     "NeatparError",
     "ParallelEvaluator",
     "Pool",
     "Reproduction",
+    "SearchEvaluator",
     "Settings",
     "SimulatorError",
     "SpeciesSet",

@@ -12,6 +12,7 @@ import sys
 import time
 
 import neat
+import numpy as np
 import pytest
 
 import neatpar
@@ -477,3 +478,58 @@ def test_missing_neatpar_section_names_both_kinds_of_environment(tmp_path):
     assert "env (a build path, with behaviors; or gymnasium:ID" in line
 
 
+
+
+@pytest.mark.slow
+def test_a_map_elites_run_resumes_exactly_and_exports_and_plays_any_elite(tmp_path):
+    """configs/maze-map-elites.cfg, small: the archive is in the checkpoint, so a run interrupted by
+    Ctrl+C and resumed from its checkpoint leaves the archive, stats and winner of a straight run of
+    as many generations; archive.json and its heat map are in the run folder, and `export --cell`
+    writes an elite's brain, which onnxruntime runs to the outputs of the elite's own network;
+    `play --cell` plays it."""
+    from support.onnx_models import checked_session
+    from support.runs import stats_table
+    from support.searches import maze_cfg
+    import onnx
+    config = maze_cfg(tmp_path, "maze-map-elites.cfg", pop=12, steps=20, generations=100)
+    straight, part = tmp_path / "straight", tmp_path / "part"
+    run = Run(config, part)
+    run.wait_for("gen    1")
+    run.proc.send_signal(signal.SIGINT)
+    returncode, err = run.finish(timeout=60)
+    assert returncode == 130, err
+    latest = int(err.strip().rsplit("checkpoint-", 1)[1].split(".")[0])   # the generation that was running
+    generations = str(latest + 1)
+    resumed = neatpar_cli("evolve", "--resume", str(part / "checkpoints" / f"checkpoint-{latest}.gz"),
+                          "--generations", generations, "--quiet")
+    assert resumed.returncode == 0, resumed.stderr
+    assert neatpar_cli("evolve", "--config", config, "--out", str(straight), "--quiet",
+                       "--generations", generations).returncode == 0
+    archive = json.load(open(straight / "archive.json"))
+    assert json.load(open(part / "archive.json")) == archive and archive["filled"] > 1
+    timing = ("seconds", "scored_steps_per_s")
+    rows = [{k: v for k, v in row.items() if k not in timing} for row in stats_table(straight / "stats.csv")]
+    assert rows == [{k: v for k, v in row.items() if k not in timing} for row in stats_table(part / "stats.csv")]
+    assert rows[-1]["archive_size"] == str(archive["filled"]) and float(rows[-1]["coverage"]) == archive["coverage"]
+    assert float(rows[-1]["qd_score"]) == archive["qd_score"] and rows[-1]["mean_novelty"] == ""
+    assert json.load(open(part / "winner.json")) == json.load(open(straight / "winner.json"))
+    assert (straight / "archive.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    elite = archive["cells"][-1]
+    cell = ",".join(map(str, elite["index"]))
+    out = tmp_path / "elite.onnx"
+    exported = neatpar_cli("export", "--config", config, "--genome", str(straight / "archive.json"), "--cell", cell,
+                           "--out", str(out))
+    assert exported.returncode == 0 and f"genome {elite['genome_key']} " in exported.stdout, exported.stderr
+    genome = genome_from_dict(elite["genome"])
+    neat_config = neat.Config(neat.DefaultGenome, neat.DefaultReproduction, neat.DefaultSpeciesSet,
+                              neat.DefaultStagnation, config)
+    observation = np.linspace(-1, 1, 12, dtype=np.float32)[None]
+    session = checked_session(onnx.load(str(out)))
+    actions = session.run(["continuous_actions"], {"obs_0": observation})[0]
+    expected = np.clip(neat.nn.FeedForwardNetwork.create(genome, neat_config).activate(observation[0].tolist()), -1, 1)
+    assert np.allclose(actions[0], expected, atol=1e-5)
+    played = neatpar_cli("play", "--config", config, "--genome", str(straight / "archive.json"), "--cell", cell,
+                         "--episodes", "1")
+    assert played.returncode == 0, played.stderr
+    assert played.stdout.startswith(f"genome {elite['genome_key']}: 1 episodes")
+    assert f"{elite['fitness']:.3f}" in played.stdout

@@ -13,7 +13,7 @@ import neat
 import pytest
 
 from neatpar.cli.command_line import build_parser
-from neatpar.cli.genome_commands import _asymmetric_match, _check_model_path, play_plan
+from neatpar.cli.genome_commands import _asymmetric_match, _check_model_path, _genome, play_plan
 from neatpar.errors import ConfigError
 from neatpar.config.files import load, population_configs
 from neatpar.record.genomes import save_genome_json
@@ -210,3 +210,25 @@ def test_play_s_plan_plays_five_episodes_by_default_and_one_recorded_with_video(
     recorded = planned_play("--config", config, "--video", str(tmp_path / "a.mp4"), "--episodes", "1")
     assert (recorded.episodes, recorded.video, recorded.graphics) == (1, str(tmp_path / "a.mp4"), False)
     assert planned_play("--config", config, "--graphics").graphics
+
+
+def test_genome_takes_an_elite_of_an_archive_by_its_cell_and_refuses_a_cell_without_an_archive(tmp_path, xor_config):
+    """--genome RUN/archive.json --cell I,J names an elite (checked against the config); an archive
+    without --cell, --cell with a genome file and an empty cell are one-line errors."""
+    import numpy as np
+    from neatpar.record.archive import save_archive
+    from neatpar.search.map_elites import EliteArchive, Grid
+    genomes = list(neat.Population(xor_config, seed=1).population.items())[:2]
+    archive = EliteArchive(Grid(((0.0, 1.0), (0.0, 1.0)), (2, 2)))
+    archive.offer(genomes, np.array([1.0, 2.0]), np.array([[0.1, 0.1], [0.9, 0.9]]), 0)
+    path = save_archive(str(tmp_path), archive, xor_config)[0]
+    assert _genome(path, "1,1", xor_config).key == genomes[1][0]
+    with pytest.raises(ConfigError, match=r"is a MAP-Elites archive: name the elite with --cell I,J"):
+        _genome(path, None, xor_config)
+    with pytest.raises(ConfigError, match=r"cell 0,1 of .* is empty: the filled cells are 0,0 1,1"):
+        _genome(path, "0,1", xor_config)
+    save_genome_json(genomes[0][1], xor_config, str(tmp_path / "winner.json"))
+    with pytest.raises(ConfigError, match=r"--cell 0,0 names an elite of a MAP-Elites archive, but .* is not one"):
+        _genome(str(tmp_path / "winner.json"), "0,0", xor_config)
+    parsed = build_parser().parse_args(["export", "--config", "c", "--genome", path, "--cell", "1,1", "--out", "o"])
+    assert parsed.cell == "1,1"

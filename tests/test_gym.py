@@ -208,10 +208,11 @@ def test_a_copy_reports_its_end_and_its_next_first_decision_in_the_same_step():
     for i in range(3):  # the k-th episode started is seeded with episode_seed(seed, k)
         first, _ = gymnasium.make("CartPole-v1").reset(seed=episode_seed(11, i))
         assert batch.observations[i].tolist() == first.astype(np.float64).tolist()
-    ended = []
+    ended, steps = [], 0
     while not ended:  # always push right: the pole falls (terminated, not truncated)
         env.act("CartPole-v1", np.tile([0.0, 1.0], (3, 1)))
         env.step()
+        steps += 1
         batch = env.poll()["CartPole-v1"]
         ended = batch.terminal_ids.tolist()
     assert ended and set(ended) <= set(batch.decision_ids.tolist())   # ended and deciding again
@@ -220,6 +221,13 @@ def test_a_copy_reports_its_end_and_its_next_first_decision_in_the_same_step():
     assert batch.decision_rewards[rows].tolist() == [0.0] * len(ended)  # a new episode has earned nothing
     first, _ = gymnasium.make("CartPole-v1").reset(seed=episode_seed(11, 3))
     assert batch.observations[rows[0]].tolist() == first.astype(np.float64).tolist()
+    # the ended episode's last observation comes with its end (behaviour descriptors read it)
+    alone = gymnasium.make("CartPole-v1")
+    last, _ = alone.reset(seed=episode_seed(11, ended[0]))
+    for _ in range(steps):
+        last, *_ = alone.step(1)
+    assert batch.terminal_observations.shape == (len(ended), 4)
+    assert batch.terminal_observations[0].tolist() == last.astype(np.float64).tolist()
     env.close()
 
 

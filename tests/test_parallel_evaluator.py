@@ -303,7 +303,8 @@ def test_a_fitness_that_is_no_number_is_refused_asking_for_a_float(genomes, xor_
     with pytest.raises(neatpar.FitnessError) as error:
         neatpar.ParallelEvaluator(0, lambda genome, config: "1.5").evaluate(genomes, xor_config)
     assert str(error.value) == (f"eval_function returned '1.5' for genome {genomes[0][0]}, not a finite number: "
-                                f"return a float (or int) fitness")
+                                f"return a float (or int) fitness, or (fitness, descriptor) with the descriptor a "
+                                f"sequence of numbers")
 
 
 def test_in_process_evaluation_leaves_the_caller_s_generators_as_they_were(genomes, xor_config):

@@ -208,3 +208,21 @@ def test_quiet_on_ray_prints_no_forwarded_ray_line_even_when_an_actor_dies(tmp_p
     assert len(run.lines) == 2 and run.lines[0].startswith("neatpar evolve: ") and run.lines[1].startswith("winner: ")
     assert "(raylet)" not in err and "EnvHostActor pid=" not in err
     run.assert_clean()
+
+
+
+def test_descriptors_travel_back_from_ray_actors_as_the_maze_gives_them(tmp_path):
+    """A search on Ray actors: each genome's descriptor (the robot's final position) comes back
+    with its part (run/hosts.py puts the parts together by genome), as the maze driven in process
+    gives it, and fills the MAP-Elites archive."""
+    import numpy as np
+    from neatpar.run.evaluator import EnvEvaluator
+    from support.searches import maze_cfg, maze_descriptors
+    config, settings = run_config.load(maze_cfg(tmp_path, pop=12, steps=20, envs=2, backend="ray"))
+    pairs = list(neat.Population(config, seed=5).population.items())
+    expected = maze_descriptors(pairs, config, steps=20)
+    with EnvEvaluator.from_settings(settings) as evaluator:
+        evaluator.evaluate(pairs, config)
+        for i, (key, _) in enumerate(pairs):
+            assert np.array_equal(evaluator.last_stats.descriptors[i][0], expected[key][1]), key
+        assert evaluator.search_stats.archive_size == len(evaluator.search.archive.cells) > 1

@@ -86,3 +86,22 @@ def test_a_column_that_first_appears_later_is_empty_before_it(tmp_path):
         table = list(csv.reader(io.StringIO(f.read())))
     assert table[0] == [*STATS_FIELDS, "game:b", "game:a"]
     assert [line[-2:] for line in table[1:]] == [["1.0", ""], ["3.0", "2.0"], ["", ""]]
+
+
+def test_a_search_s_columns_follow_the_fixed_ones_and_its_true_fitness_replaces_the_selection_value():
+    from neatpar.record.tensorboard import generation_values
+    from neatpar.search import SearchStats
+    population = {1: Genome(0.9, (2, 3)), 2: Genome(0.1, (2, 3))}   # genome.fitness: their novelty
+    stats = SearchStats(4, "novelty", 2.0, 1.5, 2.0, archive_size=7, archive_added=2, mean_novelty=0.5,
+                        max_novelty=0.9, threshold=0.12)
+    made = StatsRow.of_generation(4, population, SpeciesSet({1: 2}), GenerationStats(), 1.0, ["B"], search=stats,
+                                  fitness={1: 1.0, 2: 2.0})
+    assert (made.best_fitness, made.mean_fitness) == (2.0, 1.5)
+    assert list(made.columns())[len(STATS_FIELDS):] == ["archive_size", "archive_added", "coverage", "qd_score",
+                                                        "mean_novelty", "max_novelty", "novelty_threshold"]
+    assert made.columns()["coverage"] == "" and StatsRow.from_record(made.to_record()) == made
+    tags = generation_values(made)[""]
+    assert tags["Search/Mean Novelty"] == 0.5 and "Search/QD-Score" not in tags
+    fitness_run = StatsRow.of_generation(4, population, SpeciesSet({1: 2}), GenerationStats(), 1.0, ["B"],
+                                         search=SearchStats(4, "fitness", 0.9, 0.5, 0.9), fitness={1: 1.0, 2: 2.0})
+    assert fitness_run.search is None and fitness_run.best_fitness == 0.9   # a fitness run's columns as they were

@@ -5,7 +5,10 @@ its notes, and `close` / `kill` leaving nothing running."""
 import pickle
 
 import neat
+import numpy as np
 import pytest
+
+import neatpar
 
 from neatpar import ConfigError, LiveHandleError
 from neatpar import settings as run_config
@@ -14,6 +17,7 @@ from neatpar.run.evaluator import EnvEvaluator, UnityEvaluator
 from neatpar.types.run_state import RunState
 from neatpar.types.stats import GenerationStats
 from support.configs import ball_cfg
+from support.simulators import free_worker_id
 from support.processes import child_pids, pid_alive, wait_gone
 
 
@@ -40,7 +44,7 @@ def test_from_settings_takes_them_as_they_are_and_starts_nothing(tmp_path):
         assert ev.settings is settings and ev.log_folder == str(tmp_path / "logs")
         assert ev.configs == {"other": config} and not ev.hosted
         assert ev._environment is None and child_pids() == before
-        assert ev.run_state() == RunState(None, 0, None)
+        assert ev.run_state() == RunState(None, 0, None, {"search": "fitness", "best": None})
     with pytest.raises(ConfigError, match=r"simulator build .*nothing not found"):
         EnvEvaluator.from_settings(settings.with_changes(env=str(tmp_path / "nothing")))
 
@@ -77,7 +81,10 @@ def test_a_continued_run_starts_from_the_state_a_checkpoint_kept(tmp_path):
     with EnvEvaluator.from_settings(settings) as evaluator:
         evaluator.begin_run(str(tmp_path / "logs"), seen.append, RunState(unbeatable, kept.generation))
         evaluator.evaluate(pairs, config)
-        assert evaluator.run_state() == RunState(unbeatable, 2, None)  # still the champion it was given
+        state = evaluator.run_state()
+        # still the champion it was given
+        assert (state.champion, state.generation, state.selfplay) == (unbeatable, 2, None)
+        assert state.search["best"]["fitness"] == evaluator.fitness[state.search["best"]["genome"].key]
         assert seen and all(isinstance(stats, GenerationStats) for stats in seen)
         assert seen[-1].episodes <= evaluator.last_stats.episodes == len(pairs)
         assert list((tmp_path / "logs").glob("Player-*.log"))  # the simulator logged where begin_run said
@@ -89,7 +96,7 @@ def test_play_gives_the_episodes_asked_for_and_counts_no_generation(tmp_path):
     with EnvEvaluator.from_settings(settings) as evaluator:
         returns = evaluator.play(genome, config, episodes=3)
         assert len(returns) == 3 and evaluator.last_stats.episodes == 3
-        assert evaluator.run_state() == RunState(None, 0, None)
+        assert evaluator.run_state() == RunState(None, 0, None, {"search": "fitness", "best": None})
         assert evaluator.play(genome, config, episodes=3) == returns  # seeded: the same episodes again
 
 
@@ -145,3 +152,67 @@ def test_the_notes_say_where_the_simulators_and_the_networks_run(tmp_path):
                      "hosts": ("simulators: 3, each in its own env host (local processes)", "inference: inprocess"),
                      "ray": ("simulators: 2, each in its own env host (Ray actors)", "inference: inprocess"),
                      "pool": ("simulator: 1, in the main process", "inference: pool (2 workers)")}
+
+
+def maze_run(tmp_path, config_name="maze-novelty.cfg", **keys):
+    from support.searches import maze_cfg
+    neat_config, settings = run_config.load(maze_cfg(tmp_path, config_name, pop=12, steps=30,
+                                                     worker_id=free_worker_id(), **keys))
+    if settings.search == "map-elites":
+        neat_config.reproduction_type = neatpar.MapElitesReproduction
+    return neat_config, settings
+
+
+def test_descriptors_come_from_the_game_s_observations_and_novelty_takes_fitness_s_place(tmp_path):
+    """The runner reads each scored episode's final (and mean) observation values from the game; a
+    genome's descriptor is the robot's position as the maze, driven in process, puts it. genome.fitness
+    becomes its novelty, the true fitness is kept, the champion is the best by it, and RunState
+    carries the search."""
+    from support.searches import maze_descriptors
+    config, settings = maze_run(tmp_path, novelty_k=3)
+    pairs = list(neat.Population(config, seed=2).population.items())
+    expected = maze_descriptors(pairs, config, steps=30)
+    with EnvEvaluator.from_settings(settings) as evaluator:
+        evaluator.evaluate(pairs, config)
+        described = evaluator.last_stats.descriptors
+        for i, (key, genome) in enumerate(pairs):
+            assert len(described[i]) == 1 and np.array_equal(described[i][0], expected[key][1]), key
+            assert evaluator.fitness[key] == expected[key][0] and genome.fitness == evaluator.search.novelty[key]
+        best = max(pairs, key=lambda pair: expected[pair[0]][0])
+        assert evaluator.champion.key == best[0] and evaluator.champion.fitness == expected[best[0]][0]
+        stats, state = evaluator.search_stats, evaluator.run_state()
+        assert stats.archive_added == stats.archive_size > 0 and stats.best_fitness == expected[best[0]][0]
+        assert state.search["search"] == "novelty" and len(state.search["archive"]["descriptors"]) == stats.archive_size
+    config, settings = maze_run(tmp_path, descriptor="mean_observation[10:12]", novelty_k=3)
+    with EnvEvaluator.from_settings(settings) as evaluator:
+        evaluator.evaluate(pairs, config)
+        for i, (key, _) in enumerate(pairs):
+            assert np.allclose(evaluator.last_stats.descriptors[i][0], expected[key][2], rtol=0, atol=1e-12), key
+
+
+def test_map_elites_on_env_hosts_fills_the_archive_the_pool_fills_in_this_process(tmp_path):
+    """The same seed gives the same archive with the networks on the pool (inference = pool) and on
+    two env hosts (envs = 2), whose parts' descriptors are put together by genome."""
+    archives = []
+    for keys in ({"inference": "pool", "workers": 2}, {"envs": 2}):
+        config, settings = maze_run(tmp_path, "maze-map-elites.cfg", **keys)
+        population = neat.Population(config, seed=3)
+        with EnvEvaluator.from_settings(settings) as evaluator:
+            evaluator.attach(population)
+            population.run(evaluator.evaluate, 2)
+            assert evaluator.hosted == ("envs" in keys)
+            archive = evaluator.search.archive
+            archives.append({cell: (e.genome.key, e.fitness, e.descriptor.tolist())
+                             for cell, e in archive.cells.items()})
+            stats = evaluator.search_stats
+            assert stats.coverage == len(archive.cells) / 100 and stats.generation == 1
+    assert archives[0] == archives[1] and len(archives[0]) > 3
+
+
+def test_a_descriptor_outside_the_observation_stops_the_first_generation_naming_the_behavior(tmp_path):
+    config, settings = maze_run(tmp_path, descriptor="final_observation[20:22]")
+    pairs = list(neat.Population(config, seed=2).population.items())
+    with EnvEvaluator.from_settings(settings) as evaluator:
+        with pytest.raises(ConfigError, match=r"^behavior 'Maze\?team=0': descriptor = final_observation\[20:22\] "
+                                              r"selects no values of an observation of 12 values"):
+            evaluator.evaluate(pairs, config)

@@ -99,3 +99,13 @@ def test_the_generations_descriptors_need_one_width_for_every_genome_and_name_th
         descriptor_matrix(outcomes, [1, 4])
     with pytest.raises(DescriptorError, match="genome 1's descriptor has 2 values, the search's have 3"):
         descriptor_matrix(outcomes, [1], width=3)
+
+
+def test_the_accumulator_grows_with_the_runner_s_rows_and_keeps_what_they_saw():
+    accumulator = DescriptorAccumulator(parse_descriptor("mean_observation[1:3]").bind(4), 1)
+    accumulator.decide(np.array([0]), np.array([[0.0, 1.0, 2.0, 3.0]]))
+    accumulator.grow(3)
+    accumulator.grow(2)   # never shrinks
+    accumulator.decide(np.array([0, 2]), np.array([[0.0, 3.0, 4.0, 0.0], [0.0, 5.0, 6.0, 0.0]]))
+    assert accumulator.end(np.array([0, 2])).tolist() == [[2.0, 3.0], [5.0, 6.0]]
+    assert len(accumulator.seen) == 3

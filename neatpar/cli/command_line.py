@@ -60,11 +60,15 @@ def build_parser() -> argparse.ArgumentParser:
                    "(with the video extra) or .gif, by the name")
     p.add_argument("--graphics", action="store_true", help="a Unity build: show the game in its own window at "
                    "real-time speed (time scale 1, no -nographics)")
+    p.add_argument("--cell", metavar="I,J", help="with --genome RUN/archive.json (search = map-elites): the "
+                   "elite of this cell, its index per descriptor dimension")
     x = sub.add_parser("export", help="write a saved genome as an ONNX model for a Unity ML-Agents Agent",
                        epilog=SECURITY_NOTE)
     x.add_argument("--config", required=True, help="neat-python config file with a [neatpar] section")
     x.add_argument("--genome", required=True, help="winner.json (recommended) or winner.pickle; the layouts come "
                    "from behaviors.json beside it, else from launching the environment once")
+    x.add_argument("--cell", metavar="I,J", help="with --genome RUN/archive.json (search = map-elites): the "
+                   "elite of this cell, its index per descriptor dimension")
     x.add_argument("--out", required=True, help="the .onnx file to write")
     x.add_argument("--behavior", help="the behavior to export for (default: the config's only population behavior)")
     return parser

@@ -18,9 +18,11 @@ import shutil
 import sys
 
 import neat
+import numpy as np
 
 from ..config.settings import Settings
 from ..errors import ExportError, NeatparError, Terminated
+from ..record.archive import save_archive
 from ..record.folder import RunFolder, load_behaviors
 from ..record.models import write_winner_models
 from ..record.tensorboard import EventLog
@@ -49,6 +51,7 @@ class OnePopulation:
                                     Reporting(folder, plan.run, plan.quiet, self.events, bar),
                                     CheckpointSchedule(settings.checkpoint_interval, settings.generations))
         self.population.add_reporter(self.recorder)
+        evaluator.attach(self.population)   # MAP-Elites breeds from the search's archive
         self.clips = None if clips is None else ClipReporter(clips, folder.path, resume_at)
         if self.clips is not None:
             self.population.add_reporter(self.clips)
@@ -206,6 +209,9 @@ def _finish(plan: Plan, folder: RunFolder, evaluator: EnvEvaluator, rows: list, 
     except ExportError as error:  # e.g. a function registered on the config: the run itself is fine
         print(f"neatpar: warning: no winner.onnx: {error}", file=sys.stderr)
     plots = folder.plot(rows)
+    archive = getattr(evaluator.search, "archive", None)
+    if evaluator.settings.search == "map-elites" and archive is not None:
+        plots += save_archive(folder.path, archive, config, evaluator.settings.qd_offset)
     winner = _shown_path(os.path.join(folder.path, "winner.json"))
     if quiet:
         print(f"winner: genome {best.key}, fitness {best.fitness:.3f}: {winner}", flush=True)
@@ -214,6 +220,10 @@ def _finish(plan: Plan, folder: RunFolder, evaluator: EnvEvaluator, rows: list, 
     for path in files + plots:
         print(f"  {path}")
     print(f"\nplay it: {_program()} play --config {_shown_path(plan.run.config_path)} --genome {winner}")
+    if evaluator.settings.search == "map-elites" and archive is not None and archive.cells:
+        index = ",".join(str(int(i)) for i in np.unravel_index(archive.filled()[0], archive.grid.bins))
+        print(f"any elite: {_program()} export --config {_shown_path(plan.run.config_path)} --genome "
+              f"{_shown_path(os.path.join(folder.path, 'archive.json'))} --cell {index} --out elite.onnx")
     if clip is not None:
         print(f"see it: {_shown_path(clip)}")
     print(f"watch it: {_watch_command(folder.path)}", flush=True)

@@ -13,6 +13,7 @@ from ..config.files import load, population_configs
 from ..config.settings import Settings
 from ..envs.gym import check_frames
 from ..errors import ConfigError, FramesUnavailable
+from ..record.archive import is_archive_file, load_elite
 from ..record.folder import load_behaviors
 from ..record.models import choose_behavior, write_model
 from ..record.tensorboard import behavior_run
@@ -22,7 +23,7 @@ from ..run.evaluator import EnvEvaluator
 from ..run.recording import record_episode
 from ..run.runner import survey
 from ..types.environment import Layout
-from ..types.genome_file import load_genome
+from ..types.genome_file import check_genome_fits, load_genome
 
 
 def layouts_for(settings: Settings, genome_path: str) -> dict[str, Layout]:
@@ -85,7 +86,7 @@ def play(args) -> int:
     configs = population_configs(settings, config) if settings.asymmetric else {}
     behavior, opponents = _asymmetric_match(plan.genome, settings, configs) if configs else (None, None)
     config = configs.get(behavior, config)
-    genome = load_genome(plan.genome, config)
+    genome = _genome(plan.genome, getattr(args, "cell", None), config)
     display = None
     if plan.graphics:
         from ..envs.unity.bridge import Display   # graphics are a Unity build's: mlagents-envs only then
@@ -126,7 +127,7 @@ def _asymmetric_match(genome_path: str, settings: Settings, configs: dict) -> tu
 
 def export(args) -> int:
     config, settings = load(args.config)
-    genome = None if settings.asymmetric else load_genome(args.genome, config)
+    genome = None if settings.asymmetric else _genome(args.genome, getattr(args, "cell", None), config)
     _check_model_path(args.out)  # before an environment is launched for the layouts
     layouts = layouts_for(settings, args.genome)
     behavior = choose_behavior(settings, layouts, args.behavior)
@@ -140,6 +141,22 @@ def export(args) -> int:
     print(f"{path}: genome {genome.key} for behavior {behavior!r} ({layouts[behavior].describe_actions()}, "
           f"sensor sizes {list(layouts[behavior].observation_sizes)})")
     return 0
+
+
+def _genome(path: str, cell: str | None, config):
+    """The genome `--genome` names: a genome file, or with `--cell I,J` an elite of a MAP-Elites
+    run's archive.json."""
+    if cell is None:
+        if is_archive_file(path):
+            raise ConfigError(f"{path} is a MAP-Elites archive: name the elite with --cell I,J (its cell's index per "
+                              f"descriptor dimension; archive.json lists the filled cells)")
+        return load_genome(path, config)
+    if not is_archive_file(path):
+        raise ConfigError(f"--cell {cell} names an elite of a MAP-Elites archive, but {path} is not one: give "
+                          f"--genome RUN/archive.json")
+    genome = load_elite(path, cell)
+    check_genome_fits(genome, config, f"{path} cell {cell}")
+    return genome
 
 
 def _check_model_path(path: str) -> None:

@@ -18,6 +18,7 @@ from ..envs.gym import check_frames
 from ..errors import ConfigError, FramesUnavailable
 from ..record.checkpoint import Checkpoint, PopulationState
 from ..run.environments import gym_setup
+from ..search.strategy import reproduction_type
 from ..types.run_state import RunState
 
 
@@ -89,6 +90,12 @@ def _check_clips(settings: Settings) -> None:
                               f"video_interval = 0") from None
 
 
+def _breed_for_search(config: neat.Config, settings: Settings) -> None:
+    """The reproduction the search breeds with: MAP-Elites' own (children of the archive's elites,
+    the same [DefaultReproduction] section read), else the config's."""
+    config.reproduction_type = reproduction_type(settings.search, config.reproduction_type)
+
+
 def _given_flags(args) -> dict[str, str]:
     """The [neatpar] flags typed on the command line, as typed."""
     return {f.name: getattr(args, f.name) for f in flags() if getattr(args, f.name) is not None}
@@ -106,6 +113,7 @@ def make_plan(args) -> Plan:
     run = RunSettings.from_file(args.config, _given_flags(args))
     config, settings = run.load()
     _check_clips(settings)
+    _breed_for_search(config, settings)
     if settings.asymmetric:
         run = run.with_population_texts(settings)
     config, configs = _populations(config, settings, run)
@@ -131,6 +139,7 @@ def _plan_resume(args) -> Plan:
         run = RunSettings.from_file(args.config, _given_flags(args))
     config, settings = run.load()
     _check_clips(settings)
+    _breed_for_search(config, settings)
     if settings.asymmetric and not run.population_texts:   # settings from --config: the files as they are now
         run = run.with_population_texts(settings)
     config, configs = _populations(config, settings, run)

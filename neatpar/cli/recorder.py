@@ -41,6 +41,14 @@ class CheckpointSchedule:
     final: int
 
 
+def _search_note(row: StatsRow) -> str:
+    """A search's part of a generation's line: the archive's size (MAP-Elites: with its coverage)."""
+    if row.search is None:
+        return ""
+    coverage = row.search["coverage"]
+    return f" | archive {row.search['archive_size']:5d}" + ("" if coverage is None else f" ({coverage:.0%})")
+
+
 class RunRecorder(neat.reporting.BaseReporter):
     """Progress lines, stats rows, TensorBoard events, checkpoints and the state a Ctrl+C
     checkpoint needs, of one population whose stats rows so far are `rows` (appended to as it
@@ -77,7 +85,8 @@ class RunRecorder(neat.reporting.BaseReporter):
         stats = self.evaluator.last_stats
         selfplay = self.evaluator.selfplay
         row = StatsRow.of_generation(self.generation, population, species, stats, time.perf_counter() - self.started,
-                                     self.population_behaviors, selfplay.row() if selfplay is not None else None)
+                                     self.population_behaviors, selfplay.row() if selfplay is not None else None,
+                                     self.evaluator.search_stats, self.evaluator.fitness)
         self.rows.append(row)
         self.folder.write_stats(self.rows)
         if self.events is not None:
@@ -97,8 +106,8 @@ class RunRecorder(neat.reporting.BaseReporter):
             print(f"{self.label}gen {row.generation:4d} | best {row.best_fitness:9.3f} | "
                   f"mean {row.mean_fitness:9.3f} | "
                   f"species {row.species:3d} | {row.scored_steps_per_s:8.0f} scored agent-steps/s | "
-                  f"{row.seconds:6.1f} s" + (f" | ELO {row.league.elo:7.1f}" if row.league is not None else ""),
-                  flush=True)
+                  f"{row.seconds:6.1f} s" + (f" | ELO {row.league.elo:7.1f}" if row.league is not None else "")
+                  + _search_note(row), flush=True)
 
     def found_solution(self, config, generation, best):
         # neat-python also calls this at the end of a run with no_fitness_termination.

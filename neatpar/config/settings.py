@@ -19,6 +19,7 @@ from typing import Any, Literal, Mapping, get_args
 from ..errors import ConfigError
 from .behaviors import BehaviorRole, Role, behavior_files, roles_or_none
 from .networks import KINDS, Network, NetworkKind, network_help, network_kind
+from . import searches
 from .readers import (Reader, Source, Where, address, arguments, boolean, choice, fraction, integer,
                       keyword_arguments, number, optional, parameters)
 from .targets import EnvKind, EnvTarget, environment, gym_behavior_name
@@ -118,6 +119,32 @@ class Settings:
     neat_configs: tuple[tuple[str, str], ...] = setting(
         (), behavior_files, "'BehaviorName: file' pairs: the neat-python config of a league behavior's own "
                             "population when two league behaviors evolve (default: this config file)")
+    # The search (neatpar/search/; its rules: searches.py).
+    search: str = setting("fitness", choice(searches.SEARCHES), "what selection climbs: the fitness, novelty (how "
+                          "unlike the others and the archive a genome behaves), novelty+fitness (a blend of both "
+                          "ranks) or map-elites (the best genome of every cell of a grid over the descriptor)",
+                          flag=True)
+    descriptor: str | None = setting(None, searches.descriptor, "a genome's behaviour, averaged over its episodes, "
+                                     "for the searches other than fitness")
+    novelty_k: int = setting(15, integer(1, 10000), "nearest neighbours (population and archive) whose mean "
+                                                    "distance is a genome's novelty")
+    novelty_archive: str = setting("threshold", choice(searches.NOVELTY_ARCHIVES), "which descriptors the novelty "
+                                   "archive keeps: those more novel than an adapting threshold, or drawn at random")
+    novelty_threshold: float = setting(0.1, number(), "the novelty archive's initial threshold (it adapts to the "
+                                                      "rate of additions)")
+    novelty_probability: float = setting(0.02, fraction, "novelty_archive = random: each genome's chance to enter "
+                                                         "the archive")
+    novelty_weight: float = setting(0.5, fraction, "search = novelty+fitness: the weight of novelty's rank against "
+                                                   "fitness' rank")
+    descriptor_bounds: tuple[tuple[float, float], ...] | None = setting(
+        None, searches.bounds, "search = map-elites: the grid's low and high per descriptor value")
+    descriptor_bins: tuple[int, ...] | None = setting(None, searches.bins, "search = map-elites: the grid's cells "
+                                                      "per descriptor value")
+    map_elites_crossover: float = setting(0.5, fraction, "search = map-elites: the chance that a child has two "
+                                                         "elite parents (else one, mutated)")
+    qd_offset: float = setting(0.0, number(positive=False), "search = map-elites: subtracted from each elite's "
+                                                            "fitness in the QD-score (set it at or below the lowest "
+                                                            "fitness, so that the score only grows)")
 
     def __post_init__(self):
         # Direct construction and dataclasses.replace() are read like keyword arguments (reading
@@ -143,6 +170,7 @@ class Settings:
             raise ConfigError(f"address = {self.address} names a Ray cluster: use it with backend = ray "
                               f"(--backend ray)")
         self._check_league_rules()
+        searches.check(self)
         self.network_kind.check(self)
 
     def _check_league_rules(self) -> None:
@@ -248,8 +276,9 @@ class Settings:
 
     def check_neat_config(self, neat_config: Any, source: str = "the neat config") -> None:
         """Rules between these settings and the neat-python config they run with (the network
-        kind's, config/networks.py)."""
+        kind's, config/networks.py; the search's, config/searches.py)."""
         self.network_kind.check_neat_config(self, neat_config, source)
+        searches.check_neat_config(self, neat_config, source)
 
 
 def _read(values: Mapping[str, Any], source: Source, base: str) -> dict:

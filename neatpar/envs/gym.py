@@ -276,7 +276,7 @@ class GymEnvironment:
             observations[i] = self._start(i)
         self._actions = None
         self._batch = Batch(np.arange(count), observations, np.zeros(count), np.zeros(0, np.int64), np.zeros(0),
-                            np.zeros(0, bool))
+                            np.zeros(0, bool), np.zeros((0, self._layout.inputs)))
 
     def _start(self, i: int) -> np.ndarray:
         """Copy i starts the next episode; its first observation."""
@@ -305,13 +305,14 @@ class GymEnvironment:
         self._actions = None
         observations = np.empty((len(playing), self._layout.inputs))
         rewards = np.empty(len(playing))
-        still, ended, ended_rewards, interrupted = [], [], [], []
+        still, ended, ended_rewards, interrupted, finals = [], [], [], [], []
         for j, i in enumerate(playing):
             observation, reward, terminated, truncated, _ = self._envs[i].step(actions[j])
             if terminated or truncated:
                 ended.append(i)
                 ended_rewards.append(reward)
                 interrupted.append(truncated and not terminated)
+                finals.append(np.ravel(observation))
                 if self._left is not None and self._left <= 0:
                     continue
                 observation, reward = self._start(i), 0.0
@@ -321,7 +322,8 @@ class GymEnvironment:
         self._playing = still
         self._batch = Batch(np.asarray(still, np.int64), observations[:len(still)], rewards[:len(still)],
                             np.asarray(ended, np.int64), np.asarray(ended_rewards, np.float64),
-                            np.asarray(interrupted, bool))
+                            np.asarray(interrupted, bool),
+                            np.array(finals, np.float64).reshape(len(ended), self._layout.inputs))
 
     def capture(self, behavior: str, agent: int) -> None:
         """The picture of copy `agent` now (render(): the state it decides on)."""

@@ -39,9 +39,22 @@ def seed_genome(seed: int | None, key: int) -> None:
 
 
 def outcome_of(value: Any) -> Outcome:
-    if isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value):
+    """A finite number is the fitness; a pair (finite number, a sequence of numbers) is the fitness
+    and a behaviour descriptor (search/evaluator.py), handed back as (float, float64 vector)."""
+    if _finite(value):
         return Outcome(Status.OK, float(value))
+    if isinstance(value, tuple) and len(value) == 2 and _finite(value[0]) and not isinstance(value[1], (str, bytes)):
+        try:
+            descriptor = np.array(value[1], dtype=np.float64)
+        except (TypeError, ValueError):
+            descriptor = None
+        if descriptor is not None and descriptor.ndim == 1:
+            return Outcome(Status.OK, (float(value[0]), descriptor))
     return Outcome(Status.BAD, repr(value)[:200])
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def evaluate_chunk(eval_function: Callable, config: Any, seed: int | None, genomes: list) -> Iterator[Outcome]:

@@ -71,6 +71,11 @@ class ParallelEvaluator:
       at a time; `address` names the cluster, default RAY_ADDRESS or a local instance). Needs
       `pip install 'neatpar[ray]'`.
 
+    eval_function may return `(fitness, descriptor)` instead of the fitness (a descriptor: a
+    sequence of numbers, for novelty search and MAP-Elites): the fitness becomes genome.fitness and
+    the descriptor is kept in `last_descriptors` (genome key -> float64 vector, this generation's),
+    which neatpar.search.SearchEvaluator reads.
+
     `timeout` is per genome: a genome still running after it is stopped by killing its worker.
     `num_workers=0` evaluates in this process with the same seeding (for debugging).
 
@@ -104,6 +109,7 @@ class ParallelEvaluator:
         self.chunksize = chunksize
         self.tasks = None  # the backend; None when serial (num_workers=0) or closed
         self.last_failures = Failures()  # of the latest generation
+        self.last_descriptors: dict = {}  # genome key -> the descriptor eval_function returned, latest generation
         self._errors: dict = {}  # genome key -> what went wrong, this generation
         self._warned = False  # the first generation with failures showed its first traceback
         if backend == "ray":
@@ -153,7 +159,7 @@ class ParallelEvaluator:
         pairs = list(genomes)
         if not pairs:
             return
-        self.last_failures, self._errors = Failures(genomes=len(pairs)), {}
+        self.last_failures, self._errors, self.last_descriptors = Failures(genomes=len(pairs)), {}, {}
         if self.num_workers == 0:
             self._evaluate_serial(pairs, config)
         elif self.tasks is None:
@@ -253,7 +259,9 @@ class ParallelEvaluator:
         raise error
 
     def _apply(self, genome: Any, outcome: Outcome) -> None:
-        if outcome.status is Status.OK:
+        if outcome.status is Status.OK and isinstance(outcome.value, tuple):   # (fitness, descriptor)
+            genome.fitness, self.last_descriptors[genome.key] = outcome.value
+        elif outcome.status is Status.OK:
             genome.fitness = outcome.value
         elif outcome.status is Status.BAD:
             raise FitnessError(_bad_fitness_message(genome.key, outcome.value))
@@ -305,7 +313,7 @@ def _bad_fitness_message(key: int, shown: str) -> str:
     elif shown in ("nan", "inf", "-inf") or "nan" in shown or "inf" in shown:
         cause = "the fitness is not finite: look for a division by zero or an overflowing network output"
     else:
-        cause = "return a float (or int) fitness"
+        cause = "return a float (or int) fitness, or (fitness, descriptor) with the descriptor a sequence of numbers"
     return f"eval_function returned {shown} for genome {key}, not a finite number: {cause}"
 
 

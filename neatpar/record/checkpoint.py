@@ -3,8 +3,8 @@
 The file keeps neat-python's Checkpointer format (a gzip pickle of generation, config, population,
 species set and random state), so `neat.Checkpointer.restore_checkpoint` reads it; neatpar's own
 state follows as a second pickle in the same file, a plain dict (champion, the evaluator's
-generation count, the stats rows, the best genome, the run's settings, the leagues and, in an
-asymmetric self-play run, the second population), so that a checkpoint names no class of the
+generation count, the stats rows, the best genome, the run's settings, the leagues, the search's
+state and, in an asymmetric self-play run, the second population), so that a checkpoint names no class of the
 application layer and checkpoints of earlier versions keep loading. Both are pickled without
 side effects on the live config (see neatpar.parallel.serialize).
 """
@@ -109,7 +109,7 @@ class Checkpoint:
         p = self.population
         extras = {"champion": self.evaluator.champion, "evaluator_generation": self.evaluator.generation,
                   "rows": [row.to_record() for row in p.rows], "best_genome": p.best_genome,
-                  "selfplay": self.evaluator.selfplay}
+                  "selfplay": self.evaluator.selfplay, "search": self.evaluator.search}
         if self.run_settings is not None:   # an earlier neatpar stored none
             extras["run_settings"] = self.run_settings.to_dict()
         if self.sides is not None:
@@ -137,7 +137,7 @@ class Checkpoint:
                                    rows=[StatsRow.from_record(row) for row in extras.get("rows", [])]),
                    rndstate,
                    RunState(champion=extras.get("champion"), generation=extras.get("evaluator_generation", generation),
-                            selfplay=extras.get("selfplay")),
+                            selfplay=extras.get("selfplay"), search=extras.get("search")),
                    run_settings=None if stored is None else RunSettings.from_dict(stored),
                    sides=None if sides is None else {b: PopulationState._from_side_record(s) for b, s in sides.items()})
 

@@ -3,7 +3,9 @@ TensorBoard values (tensorboard.py reads its fields), kept in checkpoints as a p
 (`to_record`, read back by `from_record`).
 
 stats.csv's columns never move: STATS_FIELDS first, then, in the order they first appear, a
-self-play run's LEAGUE_FIELDS (`elo`, `league_size`), per-behavior columns `FIELD:BEHAVIOR`
+self-play run's LEAGUE_FIELDS (`elo`, `league_size`), a run's SEARCH_FIELDS when it searches on
+something else than the fitness (the archive's size, additions, coverage and QD-score, novelty's
+mean, max and threshold; best_fitness and mean_fitness are then the true fitness), per-behavior columns `FIELD:BEHAVIOR`
 (BEHAVIOR_FIELDS of each population behavior, when the population drives several) and one column
 `game:KEY` per key the game recorded about itself (Stats side channel); a column that first
 appears in a later generation is empty in the rows before it, and so is a mean of no episodes.
@@ -15,12 +17,15 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from ..search.records import SearchStats
 from ..types.stats import GenerationStats, LeagueValues
 
 STATS_FIELDS = ("generation", "best_fitness", "mean_fitness", "stdev_fitness", "species", "episodes",
                 "scored_steps", "scored_steps_per_s", "agent_steps", "seconds",
                 "mean_return", "mean_episode_length", "mean_nodes", "mean_connections")
 LEAGUE_FIELDS = ("elo", "league_size")
+SEARCH_FIELDS = ("archive_size", "archive_added", "coverage", "qd_score", "mean_novelty", "max_novelty",
+                 "novelty_threshold")
 BEHAVIOR_FIELDS = ("mean_return", "mean_episode_length")
 BEHAVIOR_SEPARATOR = ":"   # FIELD:BEHAVIOR, a population behavior's own value
 GAME_PREFIX = "game:"      # game:KEY, what the game recorded about itself
@@ -57,13 +62,18 @@ class StatsRow:
     behaviors: dict[str, BehaviorValues] = field(default_factory=dict)  # with several population behaviors
     game: dict[str, float] = field(default_factory=dict)                # the game's keys, sorted
     species_sizes: dict[int, int] = field(default_factory=dict)         # species id -> members
+    search: dict[str, float | None] | None = None   # SEARCH_FIELDS' values (a search other than fitness)
 
     @classmethod
     def of_generation(cls, generation: int, population: Mapping, species, stats: GenerationStats, seconds: float,
-                      population_behaviors: list[str], league: LeagueValues | None = None) -> "StatsRow":
+                      population_behaviors: list[str], league: LeagueValues | None = None,
+                      search: SearchStats | None = None, fitness: Mapping[int, float] | None = None) -> "StatsRow":
         """The row of a generation whose genomes (`population`, key -> genome) have their fitness,
-        from its species set and the stats of its episodes."""
-        fits = [g.fitness for g in population.values()]
+        from its species set and the stats of its episodes; with a search other than fitness its
+        statistics, and `fitness` the genomes' true fitness (genome.fitness is then what selection
+        climbs)."""
+        searched = search is not None and search.search != "fitness"
+        fits = [fitness[k] for k in population] if searched and fitness else [g.fitness for g in population.values()]
         sizes = [g.size() for g in population.values()]  # (nodes, enabled connections), as neat-python counts
         returns = [r for episodes in stats.scored.values() for r in episodes.returns]
         lengths = [n for episodes in stats.scored.values() for n in episodes.lengths]
@@ -77,7 +87,8 @@ class StatsRow:
                    agent_steps=stats.agent_steps, seconds=round(seconds, 3), mean_return=_mean(returns),
                    mean_episode_length=_mean(lengths), mean_nodes=statistics.fmean(n for n, _ in sizes),
                    mean_connections=statistics.fmean(c for _, c in sizes), league=league, behaviors=behaviors,
-                   game=stats.game.summary(), species_sizes={sid: len(s.members) for sid, s in species.species.items()})
+                   game=stats.game.summary(), species_sizes={sid: len(s.members) for sid, s in species.species.items()},
+                   search=_search_values(search) if searched else None)
 
     def columns(self) -> dict[str, Any]:
         """The row's stats.csv cells, column -> value, in the order of the columns (see the module
@@ -85,6 +96,8 @@ class StatsRow:
         cells = {name: _cell(getattr(self, name)) for name in STATS_FIELDS}
         if self.league is not None:
             cells.update((name, getattr(self.league, name)) for name in LEAGUE_FIELDS)
+        if self.search is not None:
+            cells.update((name, _cell(self.search[name])) for name in SEARCH_FIELDS)
         for behavior, values in self.behaviors.items():
             cells.update((f"{name}{BEHAVIOR_SEPARATOR}{behavior}", _cell(getattr(values, name)))
                          for name in BEHAVIOR_FIELDS)
@@ -100,6 +113,7 @@ class StatsRow:
         """A row from a checkpoint's record (`to_record`)."""
         base = {name: _value(record[name]) for name in STATS_FIELDS}
         league = LeagueValues(record["elo"], record["league_size"]) if "elo" in record else None
+        search = {name: _value(record[name]) for name in SEARCH_FIELDS} if SEARCH_FIELDS[0] in record else None
         behaviors: dict[str, dict[str, float | None]] = {}
         game = {}
         for column, value in record.items():
@@ -109,7 +123,8 @@ class StatsRow:
             name, separator, behavior = column.partition(BEHAVIOR_SEPARATOR)
             if separator and name in BEHAVIOR_FIELDS:
                 behaviors.setdefault(behavior, {})[name] = _value(value)
-        return cls(**base, league=league, behaviors={b: BehaviorValues(**v) for b, v in behaviors.items()},
+        return cls(**base, league=league, search=search,
+                   behaviors={b: BehaviorValues(**v) for b, v in behaviors.items()},
                    game=game, species_sizes=dict(record.get(SPECIES_SIZES, {})))
 
 
@@ -119,6 +134,13 @@ def stats_columns(rows: list[StatsRow]) -> list[str]:
     for row in rows:
         columns.update(dict.fromkeys(row.columns()))
     return list(columns)
+
+
+def _search_values(stats: SearchStats) -> dict[str, float | None]:
+    """A search's statistics as SEARCH_FIELDS' values (None where the search has none)."""
+    return {"archive_size": stats.archive_size, "archive_added": stats.archive_added, "coverage": stats.coverage,
+            "qd_score": stats.qd_score, "mean_novelty": stats.mean_novelty, "max_novelty": stats.max_novelty,
+            "novelty_threshold": stats.threshold}
 
 
 def _mean(values: list) -> float | None:

@@ -24,7 +24,7 @@ import os
 import re
 from typing import Mapping, Sequence
 
-from .stats_row import BEHAVIOR_FIELDS, LEAGUE_FIELDS, STATS_FIELDS, StatsRow
+from .stats_row import BEHAVIOR_FIELDS, LEAGUE_FIELDS, SEARCH_FIELDS, STATS_FIELDS, StatsRow
 
 TAGS = {  # a row's field (its stats.csv column) -> tag in the run folder's own TensorBoard run
     "mean_return": "Environment/Cumulative Reward",
@@ -39,6 +39,13 @@ TAGS = {  # a row's field (its stats.csv column) -> tag in the run folder's own 
     "seconds": "Throughput/Generation Seconds",
     "elo": "Self-play/ELO",
     "league_size": "Self-play/League Size",
+    "archive_size": "Search/Archive Size",
+    "archive_added": "Search/Archive Added",
+    "coverage": "Search/Coverage",
+    "qd_score": "Search/QD-Score",
+    "mean_novelty": "Search/Mean Novelty",
+    "max_novelty": "Search/Max Novelty",
+    "novelty_threshold": "Search/Novelty Threshold",
 }
 BEHAVIOR_TAGS = {  # a behavior's field (column FIELD:BEHAVIOR) -> tag in the behavior's run
     "mean_return": "Environment/Cumulative Reward",
@@ -60,6 +67,8 @@ def generation_values(row: StatsRow) -> dict[str, dict[str, float]]:
     own = {name: getattr(row, name) for name in STATS_FIELDS if name in TAGS}
     if row.league is not None:
         own.update((name, getattr(row.league, name)) for name in LEAGUE_FIELDS)
+    if row.search is not None:
+        own.update((name, row.search[name]) for name in SEARCH_FIELDS)
     runs = {"": _tagged(own, TAGS), GAME_RUN: {key: float(value) for key, value in row.game.items()}}
     for behavior, values in row.behaviors.items():
         runs[behavior_run(behavior)] = _tagged({name: getattr(values, name) for name in BEHAVIOR_FIELDS},

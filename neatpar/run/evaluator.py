@@ -9,11 +9,15 @@ import copy
 import dataclasses
 from typing import Any, Callable, Mapping
 
+import numpy as np
+
 from ..config.behaviors import Role
 from ..config.files import load
 from ..config.readers import Source
 from ..config.settings import Settings
 from ..errors import LiveHandleError, NeatparError
+from ..search.records import Outcome, SearchStats
+from ..search.strategy import Search, make_search, restore
 from ..types.genome_file import load_genome
 from ..types.run_state import RunState
 from ..types.stats import GenerationStats
@@ -47,6 +51,13 @@ class EnvEvaluator:
     With two league behaviors (an asymmetric game) each is a population of its own: `configs`
     maps each to its population's neat config, and each generation's genomes must be those of the
     population whose turn it is (neatpar evolve takes the turns, cli/alternation.py).
+
+    Each generation is scored through the search `[neatpar] search` names (`search`,
+    search/strategy.py): `genome.fitness` becomes what selection climbs (the fitness itself,
+    novelty, a blend), the true fitness of the last generation is `fitness` (key -> value) and the
+    champion is the genome of the best true fitness seen. A run with search = map-elites breeds
+    from the search's archive: its neat config's reproduction is MapElitesReproduction, and
+    `attach(population)` gives it the archive (after each population made or restored).
 
     A run that continues (from a checkpoint) or reports progress says so once, before its first
     generation, with `begin_run`; `run_state()` is what a checkpoint keeps of the evaluator.
@@ -86,6 +97,9 @@ class EnvEvaluator:
         self.configs: dict = dict(configs or {})   # behavior -> its population's neat config (asymmetric self-play)
         self.last_stats = GenerationStats()
         self.episode_returns: dict[int, list[float]] = {}
+        self.search: Search = search_of(settings)
+        self.search_stats: SearchStats | None = None   # the last generation's
+        self.fitness: dict[int, float] = {}            # the last generation's true fitness, by genome key
         self._runner = None
         self.progress = None  # called during evaluate() with the generation's stats so far
         self._inference = None  # created with the first runner, in this (main) process
@@ -102,10 +116,18 @@ class EnvEvaluator:
             self.champion, self.generation = state.champion, state.generation
             if state.selfplay is not None and self.selfplay is not None:
                 self.selfplay.restore(state.selfplay, source)
+            if state.search is not None:
+                self.search = restore(state.search)
+
+    def attach(self, population) -> None:
+        """Bind the search to a neat.Population just made or restored (MAP-Elites' reproduction
+        breeds from the search's archive)."""
+        self.search.attach(population)
 
     def run_state(self) -> RunState:
         """What a checkpoint keeps of this evaluator (see RunState)."""
-        return RunState(self.champion, self.generation, None if self.selfplay is None else self.selfplay.state())
+        return RunState(self.champion, self.generation, None if self.selfplay is None else self.selfplay.state(),
+                        self.search.state())
 
     @property
     def environment(self):
@@ -140,12 +162,19 @@ class EnvEvaluator:
             played = self.selfplay.play(self._round, objects, side, champion, self.files)
             returns, self.last_stats = played.returns, played.stats
         self.episode_returns = {}
-        for (key, genome), episode_returns in zip(pairs, returns):
-            genome.fitness = aggregate(episode_returns, self.settings.fitness)
+        described = self.last_stats.descriptors
+        outcomes = {}
+        for i, ((key, genome), episode_returns) in enumerate(zip(pairs, returns)):
+            descriptor = np.mean(np.asarray(described[i]), axis=0) if i < len(described) and described[i] else None
+            outcomes[key] = Outcome(aggregate(episode_returns, self.settings.fitness), descriptor)
             self.episode_returns[key] = episode_returns
+        self.search_stats = self.search.score(pairs, outcomes, self.generation)
+        self.fitness = {key: outcome.fitness for key, outcome in outcomes.items()}
+        found = self.search.best
+        if self.champion is None or found.fitness > self.champion.fitness:
+            self.champion = copy.deepcopy(found.genome)
+            self.champion.fitness = found.fitness   # its true fitness (genome.fitness is what selection climbs)
         best = max(objects, key=lambda g: g.fitness)
-        if self.champion is None or best.fitness > self.champion.fitness:
-            self.champion = copy.deepcopy(best)
         if self.selfplay is not None:
             games = self.selfplay.rating_games(self._round, best, side, played.rounds, champion, self.files)
             self.selfplay.record(side, games, best)
@@ -274,6 +303,21 @@ class EnvEvaluator:
 
 
 UnityEvaluator = EnvEvaluator  # the earlier name (documented), for Unity builds and Gymnasium runs alike
+
+
+def search_of(settings: Settings) -> Search:
+    """The search strategy the settings name ([neatpar] search and its keys)."""
+    return make_search(settings.search, seed=settings.seed or 0, novelty_k=settings.novelty_k,
+                       novelty_archive=settings.novelty_archive, novelty_threshold=settings.novelty_threshold,
+                       novelty_weight=settings.novelty_weight, novelty_probability=settings.novelty_probability,
+                       descriptor_bounds=_grid_text(settings.descriptor_bounds, lambda d: f"{d[0]!r} {d[1]!r}", ", "),
+                       descriptor_bins=_grid_text(settings.descriptor_bins, str, " "),
+                       map_elites_crossover=settings.map_elites_crossover, qd_offset=settings.qd_offset)
+
+
+def _grid_text(values, write, separator: str) -> str | None:
+    """A grid key's value as its text form (search/map_elites.py parses that form)."""
+    return None if values is None else separator.join(write(v) for v in values)
 
 
 def start_hosts(settings: Settings, log_folder: str | None):

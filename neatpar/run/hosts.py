@@ -181,7 +181,7 @@ class HostScheduler:
         waiting = deque(range(len(parts)))
         losses = [0] * len(parts)
         returns: list = [None] * len(genomes)
-        stats = GenerationStats(endings=[None] * len(genomes))
+        stats = GenerationStats(endings=[None] * len(genomes), descriptors=[[] for _ in genomes])
         self.ran_on = {}
         compiled: dict[int, Compiled] = {}  # part -> its networks, compiled once even if its host is lost
         running = 0
@@ -206,6 +206,8 @@ class HostScheduler:
                     self.ran_on[part] = result.host
                     for i, r, ends in zip(parts[part], result.returns, result.stats.endings):
                         returns[i], stats.endings[i] = r, ends
+                    for i, described in zip(parts[part], result.stats.descriptors):
+                        stats.descriptors[i] = described
                     stats.add(result.stats)
             self._report(stats)
         stats.seconds = time.perf_counter() - started

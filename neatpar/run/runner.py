@@ -45,6 +45,7 @@ from ..config.settings import Settings
 from ..errors import EnvironmentMismatch, NeatparError, SimulatorError, one_line
 from ..nn.mixed import MixedPopulation
 from ..nn.networks import engine
+from ..search.descriptors import DescriptorAccumulator, parse_descriptor
 from ..types.environment import Batch, Environment, Layout
 from ..types.stats import EpisodeEnd, GenerationStats, ScoredEpisodes
 from .inference import InProcessInference
@@ -242,6 +243,9 @@ class EpisodeRunner:
         # and the genomes (indices) they play, before they act: a clip takes their pictures there.
         self.on_decisions: Callable[[str, np.ndarray, np.ndarray], None] | None = None
         self.arrivals = Arrivals(self.roles)   # checked again after a simulator restart
+        # [neatpar] descriptor: each scored episode's behaviour descriptor, read from the
+        # population agents' observations (GenerationStats.descriptors)
+        self.descriptor = parse_descriptor(settings.descriptor) if settings.descriptor else None
         self._warned: set[str] = set()
         self.started_once = False   # the environment has reset successfully at least once
 
@@ -271,7 +275,7 @@ class EpisodeRunner:
         plan, kernel = compiled.plan, compiled.kernel
         self.inference.install(kernel)
         returns: list[list[float]] = [[] for _ in range(plan.count)]
-        stats = GenerationStats(endings=[[] for _ in range(plan.count)])
+        stats = GenerationStats(endings=[[] for _ in range(plan.count)], descriptors=[[] for _ in range(plan.count)])
         self.environment.take_game_stats()  # what the game recorded before this generation is not its
         failures = 0
         while True:
@@ -337,6 +341,7 @@ class Generation:
         self.agents = Agents()
         self.steps_since_start = 0
         self.steps_since_progress = 0
+        self.descriptors: dict[str, DescriptorAccumulator] = {}   # population behavior -> its agents' rows
 
     def done(self) -> bool:
         """Every genome has its episodes."""
@@ -406,8 +411,11 @@ class Generation:
         known = rows >= 0
         rows, rewards, interrupted = rows[known], batch.terminal_rewards[known], batch.interrupted[known]
         scored = agents.phase[rows] == Phase.SCORED
-        for row, reward, cut in zip(rows[scored].tolist(), rewards[scored].tolist(), interrupted[scored].tolist()):
-            self._record(behavior, row, agents.ret[row] + reward, EpisodeEnd(reward, bool(cut)))
+        finals = batch.terminal_observations
+        finals = [None] * int(scored.sum()) if finals is None else finals[known][scored]
+        for row, reward, cut, final in zip(rows[scored].tolist(), rewards[scored].tolist(),
+                                           interrupted[scored].tolist(), finals):
+            self._record(behavior, row, agents.ret[row] + reward, EpisodeEnd(reward, bool(cut)), final)
         agents.release(behavior, batch.terminal_ids[known], rows)
         return bool(scored.any())
 
@@ -423,8 +431,9 @@ class Generation:
         agents.ret[scored_rows] += rewards
         at_limit = agents.decisions[scored_rows] >= max_steps
         cut = scored_rows[at_limit]
-        for row, reward in zip(cut.tolist(), rewards[at_limit].tolist()):
-            self._record(behavior, row, agents.ret[row], EpisodeEnd(reward, True))
+        finals = batch.observations[scored][at_limit]   # the observation the cut comes with is its last
+        for row, reward, final in zip(cut.tolist(), rewards[at_limit].tolist(), finals):
+            self._record(behavior, row, agents.ret[row], EpisodeEnd(reward, True), final)
             agents.phase[row] = Phase.OVERTIME
         if len(cut):
             self.runner.warn_once(
@@ -438,6 +447,9 @@ class Generation:
         scored = agents.phase[rows] == Phase.SCORED
         playing = rows[scored]
         agents.decisions[playing] += 1
+        tracker = self._descriptors(behavior)
+        if tracker is not None and len(playing):
+            tracker.decide(playing, batch.observations[scored])
         self.stats.scored_steps += len(playing)
         if self.runner.on_decisions is not None and len(playing):
             self.runner.on_decisions(behavior, batch.decision_ids[scored], agents.genome[playing])
@@ -456,11 +468,37 @@ class Generation:
         take = min(len(rows), len(self.queue) - self.next)
         agents.genome[rows[:take]] = self.queue[self.next:self.next + take]
         agents.phase[rows[:take]] = Phase.SCORED
+        tracker = self._descriptors(behavior)
+        if tracker is not None:
+            tracker.clear(rows[:take])
         self.next += take
         agents.genome[rows[take:]], agents.phase[rows[take:]] = 0, Phase.IDLE
 
-    def _record(self, behavior: str, row: int, value: float, end: EpisodeEnd) -> None:
+    def _descriptors(self, behavior: str) -> DescriptorAccumulator | None:
+        """The descriptor tracker of a population behavior's agent rows (None without [neatpar]
+        descriptor); made at its first use, for the behavior's observation width."""
+        spec = self.runner.descriptor
+        if spec is None or behavior in self.plan.fixed:
+            return None
+        tracker = self.descriptors.get(behavior)
+        if tracker is None:
+            try:
+                bound = spec.bind(self.env.layout(behavior).inputs)
+            except NeatparError as error:
+                raise type(error)(f"behavior {behavior!r}: {error}") from None
+            tracker = self.descriptors[behavior] = DescriptorAccumulator(bound, 0)
+        tracker.grow(len(self.agents.phase))
+        return tracker
+
+    def _record(self, behavior: str, row: int, value: float, end: EpisodeEnd,
+                final: np.ndarray | None = None) -> None:
+        """A scored episode ends: its return and ending (and its descriptor, `final` the last
+        observation when the report carries one) go to its genome."""
         genome = int(self.agents.genome[row])
+        tracker = self._descriptors(behavior)
+        if tracker is not None:
+            finals = None if final is None else np.asarray(final)[None]
+            self.stats.descriptors[genome].append(tracker.end(np.array([row]), finals)[0])
         self.returns[genome].append(float(value))
         self.stats.endings[genome].append(end)
         self.stats.episodes += 1

@@ -1,6 +1,7 @@
 """How a generation is scored and selected: fitness (neat-python as it is), novelty search,
 novelty blended with fitness, and MAP-Elites over NEAT genomes, behind one strategy protocol
 (strategy.py), with the behaviour descriptors they compare (descriptors.py)."""
+from .evaluator import SearchEvaluator
 from .descriptors import (DescriptorAccumulator, DescriptorSpec, GenomeDescriptors, descriptor_matrix,
                           outcome_of, parse_descriptor)
 from .map_elites import EliteArchive, Grid, MapElitesReproduction, MapElitesSearch, parse_bins, parse_bounds
@@ -10,5 +11,5 @@ from .strategy import SEARCHES, FitnessSearch, Search, make_search, reproduction
 
 __all__ = ["Best", "DescriptorAccumulator", "DescriptorSpec", "EliteArchive", "FitnessSearch", "GenomeDescriptors",
            "Grid", "MapElitesReproduction", "MapElitesSearch", "NoveltyArchive", "NoveltySearch", "Outcome", "SEARCHES",
-           "Search", "SearchStats", "descriptor_matrix", "make_search", "outcome_of", "parse_bins", "parse_bounds",
-           "parse_descriptor", "reproduction_type", "restore"]
+           "Search", "SearchEvaluator", "SearchStats", "descriptor_matrix", "make_search", "outcome_of", "parse_bins",
+           "parse_bounds", "parse_descriptor", "reproduction_type", "restore"]

@@ -87,6 +87,17 @@ class DescriptorAccumulator:
         self.decisions = np.zeros(rows, np.int64)
         self.seen = np.zeros(rows, bool)
 
+    def grow(self, rows: int) -> None:
+        """Room for `rows` agent rows (a runner's rows grow with the agents it sees); rows kept."""
+        old = len(self.seen)
+        if rows <= old:
+            return
+        for name in ("last", "total", "decisions", "seen"):
+            array = getattr(self, name)
+            grown = np.zeros((rows, *array.shape[1:]), array.dtype)
+            grown[:old] = array
+            setattr(self, name, grown)
+
     def _slice(self, observations: np.ndarray) -> np.ndarray:
         values = np.asarray(observations, dtype=np.float64)
         if values.ndim != 2 or values.shape[1] != self.spec.observation_width:

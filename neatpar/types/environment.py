@@ -84,6 +84,9 @@ class Batch:
     terminal_ids: np.ndarray        # int: agents whose episode ended (they may also ask for a decision)
     terminal_rewards: np.ndarray    # float64 per ended agent
     interrupted: np.ndarray         # bool per ended agent: cut by a step limit, not by the task
+    # (len(terminal_ids), inputs) float: each ended agent's last observation, as the game sent it
+    # with the terminal report (behaviour descriptors read it); None from an environment that sends none
+    terminal_observations: np.ndarray | None = None
 
 
 class Aggregation(enum.IntEnum):

@@ -1,5 +1,5 @@
 """What an evaluator carries from one generation to the next, and a checkpoint keeps: the
-champion, the generations evaluated so far, the leagues' state."""
+champion, the generations evaluated so far, the leagues' state, the search's state."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -11,7 +11,9 @@ class RunState:
     """An evaluator's state between generations. `champion` is the best genome so far (a frozen
     copy), `generation` the run's generations evaluated so far (both populations' in an
     asymmetric game), `selfplay` the leagues and their generator (run/league.py: SelfPlay.state),
-    None without league roles."""
+    None without league roles, `search` the search strategy's (search/strategy.py: Search.state;
+    None in checkpoints of an earlier neatpar, whose runs searched on fitness)."""
     champion: Any = None
     generation: int = 0
     selfplay: dict | None = None
+    search: dict | None = None

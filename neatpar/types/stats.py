@@ -107,6 +107,9 @@ class GenerationStats:
     # Per genome, in the order of its episode returns: how each scored episode ended. Parts are
     # put together by genome (env hosts' scheduler), not by `add`.
     endings: list[list[EpisodeEnd]] = field(default_factory=list)
+    # Per genome, in the same order: each scored episode's behaviour descriptor (float64 vectors),
+    # when the run sets [neatpar] descriptor (else empty); put together by genome like `endings`.
+    descriptors: list[list] = field(default_factory=list)
 
     @property
     def scored_steps_per_second(self) -> float:

@@ -62,7 +62,7 @@ class UnityAdapter:
                 decision_rewards=(decision.reward + decision.group_reward).astype(np.float64),
                 terminal_ids=terminal.agent_id,
                 terminal_rewards=(terminal.reward + terminal.group_reward).astype(np.float64),
-                interrupted=terminal.interrupted)
+                interrupted=terminal.interrupted, terminal_observations=_flat(terminal.obs, len(terminal)))
         return batches
 
     def layout(self, behavior: str) -> Layout:
