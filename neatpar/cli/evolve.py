@@ -21,7 +21,7 @@ import neat
 
 from ..config.settings import Settings
 from ..errors import ExportError, NeatparError, Terminated
-from ..record.folder import RunFolder, load_behaviors
+from ..record.folder import RunFolder, load_behaviors, load_substrate
 from ..record.models import write_winner_models
 from ..record.tensorboard import EventLog
 from ..run.evaluator import EnvEvaluator
@@ -114,6 +114,8 @@ def _evolve(plan: Plan, interrupts: Interrupts) -> int:
         bar = GenerationBar(enabled=False if plan.quiet else None)  # drawn only on a terminal
         evaluator.begin_run(folder.logs, bar.update if bar.enabled else None, start.state,
                             f"checkpoint {plan.resume}")
+        if plan.resume:   # a hyperneat run goes on with its substrate, or not at all
+            evaluator.recorded_geometry = load_substrate(folder.path)
         if settings.video_interval:
             clips = Clips(evaluator, ClipSchedule(settings.video_interval, settings.generations))
         if plan.configs is not None:
@@ -202,7 +204,8 @@ def _finish(plan: Plan, folder: RunFolder, evaluator: EnvEvaluator, rows: list, 
     if evaluator.selfplay is not None:
         files.append(folder.save_league(evaluator.selfplay.describe()))
     try:
-        files += write_winner_models(best, config, settings, load_behaviors(folder.path) or {}, folder.path)
+        files += write_winner_models(best, config, settings, load_behaviors(folder.path) or {}, folder.path,
+                                     evaluator.geometry or load_substrate(folder.path))
     except ExportError as error:  # e.g. a function registered on the config: the run itself is fine
         print(f"neatpar: warning: no winner.onnx: {error}", file=sys.stderr)
     plots = folder.plot(rows)

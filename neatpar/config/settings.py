@@ -16,11 +16,13 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, get_args
 
+import neat
+
 from ..errors import ConfigError
 from .behaviors import BehaviorRole, Role, behavior_files, roles_or_none
 from .networks import KINDS, Network, NetworkKind, network_help, network_kind
-from .readers import (Reader, Source, Where, address, arguments, boolean, choice, fraction, integer,
-                      keyword_arguments, number, optional, parameters)
+from .readers import (Reader, Source, Where, address, arguments, boolean, choice, existing_file, fraction, integer,
+                      keyword_arguments, layer_sizes, number, optional, parameters)
 from .targets import EnvKind, EnvTarget, environment, gym_behavior_name
 
 Fitness = Literal["mean", "min", "max", "median", "sum"]
@@ -31,6 +33,7 @@ FITNESS_AGGREGATES = get_args(Fitness)
 INFERENCE = get_args(Inference)
 BACKENDS = get_args(Backend)
 NEAT_STEPS = get_args(NeatStep)
+ACTIVATIONS = tuple(neat.activations.ActivationFunctionSet().functions)   # neat-python's built-in functions
 DEFAULT_COPIES = 64   # copies of a Gymnasium environment played at once when `agents` is not given
 
 
@@ -78,6 +81,20 @@ class Settings:
                                                         "Unity: Fixed Timestep x DecisionRequester period)")
     ctrnn_time_step: float = setting(0.02, number(), "a CTRNN's Euler step in seconds (the last step of a "
                                                      "decision may be shorter)")
+    # network = hyperneat (nn/substrate.py, nn/hyperneat.py): the substrate and the query.
+    substrate_hidden: str = setting("", layer_sizes, "hyperneat: the substrate's hidden layers, e.g. '8x8, 16' (a "
+                                                     "grid of 8 x 8, then a line of 16); empty for none")
+    substrate_coordinates: str | None = setting(None, existing_file, "hyperneat: a JSON file of node coordinates "
+                                                "(inputs, hidden, outputs) replacing the default layout's")
+    hyperneat_activation: str = setting("tanh", choice(ACTIVATIONS), "hyperneat: the activation of every hidden "
+                                        "and output node of the substrate (neat-python's built-in functions)")
+    hyperneat_weight_threshold: float = setting(0.2, fraction, "hyperneat: CPPN outputs of magnitude at most this "
+                                                "give no connection")
+    hyperneat_max_weight: float = setting(5.0, number(), "hyperneat: the largest magnitude of a substrate weight")
+    hyperneat_bias: bool = setting(False, boolean, "hyperneat: the CPPN's second output gives each hidden and "
+                                                   "output node its bias")
+    hyperneat_leo: bool = setting(False, boolean, "hyperneat: the CPPN's last output expresses a connection only "
+                                                  "where it is above 0 (link expression output)")
     fitness: Fitness = setting("mean", choice(FITNESS_AGGREGATES), "aggregate of a genome's episode returns")
     time_scale: float = setting(20.0, number(), "the engine's time scale")
     no_graphics: bool = setting(True, boolean, "run the build headless")
