@@ -114,8 +114,9 @@ def _evolve(plan: Plan, interrupts: Interrupts) -> int:
         bar = GenerationBar(enabled=False if plan.quiet else None)  # drawn only on a terminal
         evaluator.begin_run(folder.logs, bar.update if bar.enabled else None, start.state,
                             f"checkpoint {plan.resume}")
-        if plan.resume:   # a hyperneat run goes on with its substrate, or not at all
-            evaluator.recorded_geometry = load_substrate(folder.path)
+        if plan.resume:   # a hyperneat run goes on with its substrate (its folder's, or its checkpoint's run's)
+            evaluator.recorded_geometry = (load_substrate(folder.path)
+                                           or load_substrate(os.path.dirname(os.path.dirname(plan.resume))))
         if settings.video_interval:
             clips = Clips(evaluator, ClipSchedule(settings.video_interval, settings.generations))
         if plan.configs is not None:

@@ -221,9 +221,17 @@ def geometry_of(settings: Settings, neat_config: Any, layouts: dict, recorded: A
     geometry = run_geometry(settings, neat_config, layouts, driving_behaviors(settings))
     if recorded is not None and geometry != recorded:
         raise ConfigError(f"the run folder's substrate.json is not the substrate the settings and the game make now "
-                          f"(sizes {list(recorded.sizes)} -> {list(geometry.sizes)}; coordinates, activation or query "
-                          f"changed?): resume with the substrate the run started with, or start a new run")
+                          f"({_difference(recorded, geometry)}): resume with the substrate the run started with (its "
+                          f"settings and coordinates file), or start a new run")
     return geometry
+
+
+def _difference(old: Any, new: Any) -> str:
+    """What differs between two substrates, in words (the first of sizes, activation, query, coordinates)."""
+    for what in ("sizes", "activation", "query", "io"):
+        if getattr(old, what) != getattr(new, what):
+            return f"its {what} {getattr(old, what)} would be {getattr(new, what)}"
+    return "its node coordinates differ"
 
 
 class Arrivals:
