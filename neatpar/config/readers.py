@@ -244,3 +244,14 @@ def existing_file(name: str, value: Any, where: Where) -> str | None:
     if not os.path.isfile(path):
         raise where.fail(name, value, f"names no file ({path} not found): give the path relative to the config file")
     return path
+
+
+@accepting("HEIGHTxWIDTH in pixels (e.g. 24x24)")
+def image_size(name: str, value: Any, where: Where) -> tuple[int, int]:
+    """'24x24' -> (24, 24); a pair of positive integers from Python too."""
+    if isinstance(value, (tuple, list)) and len(value) == 2 and all(isinstance(v, int) and v > 0 for v in value):
+        return int(value[0]), int(value[1])
+    match = re.fullmatch(r"\s*([1-9][0-9]*)\s*[xX]\s*([1-9][0-9]*)\s*", value) if isinstance(value, str) else None
+    if match is None:
+        raise where.fail(name, value, "is not an image size: write HEIGHTxWIDTH, e.g. 24x24")
+    return int(match.group(1)), int(match.group(2))

@@ -22,7 +22,7 @@ from ..errors import ConfigError
 from .behaviors import BehaviorRole, Role, behavior_files, roles_or_none
 from .networks import KINDS, Network, NetworkKind, network_help, network_kind
 from .readers import (Reader, Source, Where, address, arguments, boolean, choice, existing_file, fraction, integer,
-                      keyword_arguments, layer_sizes, number, optional, parameters)
+                      image_size, keyword_arguments, layer_sizes, number, optional, parameters)
 from .targets import EnvKind, EnvTarget, environment, gym_behavior_name
 
 Fitness = Literal["mean", "min", "max", "median", "sum"]
@@ -67,6 +67,9 @@ class Settings:
     env_args: tuple[str, ...] = setting((), arguments, "extra command-line arguments for the build")
     env_kwargs: tuple[tuple[str, Any], ...] = setting((), keyword_arguments, "keyword arguments for "
                                                       "gymnasium.make, 'name = value' pairs of Python literals")
+    gym_image_size: tuple[int, int] | None = setting(None, optional(image_size), "a Gymnasium environment's image "
+                                                     "observations (a Box of shape (H, W, C)) shrunk to HxW by block "
+                                                     "averages, uint8 values scaled to [0, 1]")
     agents: int | None = setting(None, optional(integer(1, 65536)), "copies of a Gymnasium environment played at "
                                                                     "once per process", flag=True,
                                  shown_default=DEFAULT_COPIES)
@@ -191,6 +194,9 @@ class Settings:
         if self.env_kwargs:
             raise ConfigError(f"env_kwargs are keyword arguments for gymnasium.make, but env = {self.env} is a Unity "
                               f"build: pass its options with env_args, or set env = gymnasium:ID")
+        if self.gym_image_size is not None:
+            raise ConfigError("gym_image_size shrinks a Gymnasium environment's images; a Unity build's camera sets its "
+                              "own width and height (CameraSensor): leave out gym_image_size")
         if self.agents is not None:
             raise ConfigError(f"agents = {self.agents} sets the copies of a Gymnasium environment; a Unity build "
                               f"has the agents its scene makes (the simulator builds take env_args = --agents N)")
