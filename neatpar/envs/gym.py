@@ -349,8 +349,9 @@ class GymEnvironment:
                 interrupted.append(truncated and not terminated)
                 if self._left is not None and self._left <= 0:
                     continue
-                observation, reward = self._start(i), 0.0
-            observations[len(still)] = self._read(observation)
+                observations[len(still)], reward = self._start(i), 0.0
+            else:
+                observations[len(still)] = self._read(observation)
             rewards[len(still)] = reward
             still.append(i)
         self._playing = still
