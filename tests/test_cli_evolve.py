@@ -523,6 +523,13 @@ def test_a_hyperneat_run_on_the_camera_build_leaves_its_substrate_and_repeats_on
         lambda obs: session.run(["continuous_actions"], {"obs_0": obs[0].transpose(0, 3, 1, 2)})[0], "camera", args, 4)
     assert np.allclose(through_onnx, through_kernel, atol=1e-4) and len(set(through_kernel)) > 1
 
+    exported = neatpar_cli("export", "--config", config, "--genome", str(full / "winner.json"), "--out",
+                           str(tmp_path / "brain.onnx"))   # the sensors' shapes and the substrate from the folder
+    assert exported.returncode == 0, exported.stderr
+    assert (tmp_path / "brain.onnx").read_bytes() == (full / "winner.onnx").read_bytes()
+    played = neatpar_cli("play", "--config", config, "--genome", str(full / "winner.json"), "--episodes", "2")
+    assert played.returncode == 0 and "2 episodes, mean return" in played.stdout, played.stderr
+
     assert neatpar_cli("evolve", "--config", config, "--out", str(hosted), "--envs", "2").returncode == 0
     assert stats_rows(hosted) == stats_rows(full)
     assert json.load(open(hosted / "winner.json")) == json.load(open(full / "winner.json"))
