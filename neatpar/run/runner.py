@@ -210,8 +210,8 @@ def needs_geometry(settings: Settings) -> bool:
 
 
 def driving_behaviors(settings: Settings) -> list[str]:
-    """The configured behaviors that networks drive (all but genome files' are the run's genomes;
-    a file behavior's genome runs on the same geometry)."""
+    """The configured behaviors: every one is driven by a network on the run's geometry (the
+    genomes', the champion's, a league's or a genome file's)."""
     return [r.behavior for r in settings.behaviors]
 
 
