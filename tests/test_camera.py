@@ -122,3 +122,27 @@ def test_the_target_never_starts_within_reach():
 def test_bad_options(options, message):
     with pytest.raises(OptionError, match=message):
         Camera(options, np.random.default_rng(0))
+
+
+def test_a_hyperneat_cppn_solves_it_from_the_pixels_and_its_mirror_image_does_not(tmp_path):
+    """network = hyperneat through EnvEvaluator on the camera build: a CPPN written by hand (the
+    geometric rule of support/camera.py) solves the task; the same CPPN with the target nodes'
+    coordinates mirrored steers away."""
+    import neat
+    from neatpar import EnvEvaluator
+    from support.camera import steering_cppn
+    from support.configs import write_config
+    from support.paths import BUILDS, CONFIGS
+    path = write_config(tmp_path, "cppn.cfg", num_inputs=7, num_outputs=2, activation_default="tanh",
+                        activation_options="tanh gauss identity")
+    config = neat.Config(neat.DefaultGenome, neat.DefaultReproduction, neat.DefaultSpeciesSet,
+                         neat.DefaultStagnation, path)
+    mirrored = tmp_path / "mirrored.json"
+    mirrored.write_text('{"outputs": [[-1.0, 0.0], [0.0, -1.0]]}')
+    means = {}
+    for name, coordinates in (("camera", f"{CONFIGS}/camera-substrate.json"), ("mirrored", str(mirrored))):
+        with EnvEvaluator(f"{BUILDS}/camera", {NAME: "population"}, env_args="--agents 16 --max-steps 40",
+                          max_steps=40, network="hyperneat", hyperneat_leo=True, substrate_coordinates=coordinates,
+                          seed=3) as evaluator:
+            means[name] = np.mean(evaluator.play(steering_cppn(config), config, episodes=16))
+    assert means["camera"] >= SOLVED and means["mirrored"] < 0

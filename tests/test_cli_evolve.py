@@ -533,3 +533,68 @@ def test_a_map_elites_run_resumes_exactly_and_exports_and_plays_any_elite(tmp_pa
     assert played.returncode == 0, played.stderr
     assert played.stdout.startswith(f"genome {elite['genome_key']}: 1 episodes")
     assert f"{elite['fitness']:.3f}" in played.stdout
+
+
+def test_a_hyperneat_run_on_the_camera_build_leaves_its_substrate_and_repeats_on_env_hosts(tmp_path):
+    """network = hyperneat through neatpar evolve on the camera build: substrate.json and the
+    sensors' shapes in the run folder; the winner's network rebuilt from winner.json and
+    substrate.json alone acts as the run's kernel, and winner.onnx in onnxruntime plays the
+    kernel's returns; the seeded run repeats on two env hosts; a resume with another substrate
+    (a key, or the coordinates file's contents) is refused in one line."""
+    import numpy as np
+    import onnx
+    from neatpar.nn.hyperneat import phenotype
+    from neatpar.nn.substrate_file import read_substrate
+    from neatpar.nn.substrate_population import SubstratePopulation
+    from neatpar.types.genome_file import load_genome
+    from support.configs import camera_cfg
+    from support.onnx_models import checked_session, play_returns
+
+    coordinates = tmp_path / "outputs.json"
+    coordinates.write_text('{"outputs": [[-0.5, 1.0], [0.5, 1.0]]}')
+    config = camera_cfg(tmp_path, substrate_coordinates="outputs.json")
+    full, hosted = tmp_path / "full", tmp_path / "hosted"
+    assert neatpar_cli("evolve", "--config", config, "--out", str(full)).returncode == 0
+    substrate = read_substrate(str(full / "substrate.json"))
+    assert substrate.sizes == (192, 2) and substrate.dimensions == 3 and substrate.io.sensors == ((8, 8, 3),)
+    assert json.load(open(full / "behaviors.json"))["Camera?team=0"]["sensors"] == [
+        {"shape": [8, 8, 3], "visual": True, "channels_first": False}]
+
+    winner = load_genome(str(full / "winner.json"))   # neat-python's defaults: no config needed
+    kernel = SubstratePopulation.create([winner], neat.Config(neat.DefaultGenome, neat.DefaultReproduction,
+                                        neat.DefaultSpeciesSet, neat.DefaultStagnation, config), substrate)
+    rebuilt = phenotype(winner, None, substrate)
+    images = np.random.default_rng(0).uniform(size=(5, 192))
+    by_hand = images
+    for w, b in zip(rebuilt.weights, rebuilt.biases):
+        by_hand = np.tanh(2.5 * (by_hand @ w + b))   # neat-python's tanh, the substrate's activation
+    assert np.allclose(by_hand, kernel.activate(images, np.zeros(5, np.int64)), atol=1e-12)
+
+    session = checked_session(onnx.load(str(full / "winner.onnx")))
+    args = ["--agents", "4", "--max-steps", "12", "--size", "8"]
+    through_kernel = play_returns(
+        lambda obs: np.clip(kernel.activate(obs[0].reshape(len(obs[0]), -1), np.zeros(len(obs[0]), np.int64)), -1, 1),
+        "camera", args, 4)
+    through_onnx = play_returns(
+        lambda obs: session.run(["continuous_actions"], {"obs_0": obs[0].transpose(0, 3, 1, 2)})[0], "camera", args, 4)
+    assert np.allclose(through_onnx, through_kernel, atol=1e-4) and len(set(through_kernel)) > 1
+
+    exported = neatpar_cli("export", "--config", config, "--genome", str(full / "winner.json"), "--out",
+                           str(tmp_path / "brain.onnx"))   # the sensors' shapes and the substrate from the folder
+    assert exported.returncode == 0, exported.stderr
+    assert (tmp_path / "brain.onnx").read_bytes() == (full / "winner.onnx").read_bytes()
+    played = neatpar_cli("play", "--config", config, "--genome", str(full / "winner.json"), "--episodes", "2")
+    assert played.returncode == 0 and "2 episodes, mean return" in played.stdout, played.stderr
+
+    assert neatpar_cli("evolve", "--config", config, "--out", str(hosted), "--envs", "2").returncode == 0
+    assert stats_rows(hosted) == stats_rows(full)
+    assert json.load(open(hosted / "winner.json")) == json.load(open(full / "winner.json"))
+
+    checkpoint = str(full / "checkpoints" / "checkpoint-1.gz")
+    one_line_error(tmp_path, ["evolve", "--config", camera_cfg(tmp_path, "changed.cfg", substrate_hidden="4",
+                                                               substrate_coordinates="outputs.json"),
+                              "--resume", checkpoint, "--generations", "3"], "substrate_hidden")
+    coordinates.write_text('{"outputs": [[-0.5, 0.9], [0.5, 0.9]]}')
+    one_line_error(tmp_path, ["evolve", "--resume", checkpoint, "--generations", "3"],
+                   "the run folder's substrate.json is not the substrate the settings and the game make now (its node "
+                   "coordinates differ)")

@@ -17,10 +17,11 @@ GYM = {"env": "gymnasium:CartPole-v1"}
 
 
 def test_the_key_s_choices_and_help_come_from_the_entries():
-    assert tuple(KINDS) == ("feedforward", "recurrent", "ctrnn")
+    assert tuple(KINDS) == ("feedforward", "recurrent", "ctrnn", "hyperneat")
     field = next(f for f in dataclasses.fields(Settings) if f.name == "network")
     assert field.metadata["reader"].options == tuple(KINDS)
-    assert field.metadata["help"] == network_help() == "feedforward, recurrent or ctrnn (continuous-time) networks"
+    assert field.metadata["help"] == network_help() == ("feedforward, recurrent, ctrnn (continuous-time) or hyperneat "
+                                                        "(CPPNs painting a substrate's weights) networks")
     for name in KINDS:
         assert Settings.create({**GYM, "network": name}).network_kind is network_kind(name) is KINDS[name]
 
@@ -57,3 +58,37 @@ def test_each_kind_s_rules_for_the_neat_config(tmp_path):
         settings.with_changes(network="ctrnn").check_neat_config(zero, "zero.cfg")
     with pytest.raises(ConfigError, match="feed_forward = false evolves recurrent genomes"):
         load(ball_cfg(tmp_path, feed_forward="false"))   # a file is checked as it is read
+
+
+def test_hyperneat_s_keys_are_read_and_checked(tmp_path):
+    coordinates = tmp_path / "nodes.json"
+    coordinates.write_text('{"outputs": [[0, 1], [1, 1]]}')
+    settings = Settings.create({**GYM, "network": "hyperneat", "substrate_hidden": " 8X8 ,16",
+                                "substrate_coordinates": "nodes.json", "hyperneat_leo": "yes"},
+                               base=str(tmp_path))
+    assert (settings.substrate_hidden, settings.substrate_coordinates) == ("8x8, 16", str(coordinates))
+    assert (settings.hyperneat_activation, settings.hyperneat_weight_threshold, settings.hyperneat_max_weight,
+            settings.hyperneat_bias, settings.hyperneat_leo) == ("tanh", 0.2, 5.0, False, True)
+    for key, value, message in (("substrate_hidden", "8x, 16", "substrate_hidden=.* is not a list of layers"),
+                                ("substrate_coordinates", "missing.json", "names no file"),
+                                ("hyperneat_activation", "swish", "is not one of"),
+                                ("hyperneat_weight_threshold", 1.0, "leaves no CPPN output above it"),
+                                ("hyperneat_max_weight", 0, "must be greater than 0")):
+        with pytest.raises(ConfigError, match=message):
+            Settings.create({**GYM, "network": "hyperneat", key: value}, base=str(tmp_path))
+    with pytest.raises(ConfigError, match="substrate_hidden is a setting of network = hyperneat"):
+        Settings.create({**GYM, "substrate_hidden": "16"})
+
+
+def test_hyperneat_s_rules_for_the_cppns_neat_config(tmp_path):
+    settings = Settings.create({**GYM, "network": "hyperneat"})
+    settings.check_neat_config(make_config(tmp_path, "2d.cfg", num_inputs=5, num_outputs=1))
+    settings.check_neat_config(make_config(tmp_path, "3d.cfg", num_inputs=7, num_outputs=1))
+    with pytest.raises(ConfigError, match="c.cfg: \\[DefaultGenome\\] num_inputs = 4, .* set num_inputs = 5"):
+        settings.check_neat_config(make_config(tmp_path, "c.cfg", num_inputs=4, num_outputs=1), "c.cfg")
+    with pytest.raises(ConfigError, match="reads 3 CPPN output\\(s\\) \\(weight, bias, link expression\\): set "
+                                          "num_outputs = 3"):
+        settings.with_changes(hyperneat_bias=True, hyperneat_leo=True).check_neat_config(
+            make_config(tmp_path, "o.cfg", num_inputs=5, num_outputs=1))
+    with pytest.raises(ConfigError, match="feed_forward = false, but HyperNEAT"):
+        settings.check_neat_config(make_config(tmp_path, "r.cfg", num_inputs=5, num_outputs=1, feed_forward="false"))

@@ -38,7 +38,8 @@ def test_a_ball_run_writes_a_model_unity_accepts_that_acts_as_the_winner(tmp_pat
     evolve_ok(config_path, out)
     behaviors = json.load(open(out / "behaviors.json"))
     assert behaviors == {"Ball3D?team=0": {"role": "population", "observation_sizes": [8], "continuous": 2,
-                                           "branches": []}}
+                                           "branches": [], "sensors": [{"shape": [8], "visual": False,
+                                                                        "channels_first": False}]}}
     model = onnx.load(str(out / "winner.onnx"))
     for deterministic in (False, True):
         assert read_like_ml_agents(model, [8], 2, (), deterministic) == []

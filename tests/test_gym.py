@@ -73,6 +73,25 @@ class Endless(gymnasium.Env):
         return np.zeros(1, np.float32), 1.0, False, False, {}
 
 
+class Picture(gymnasium.Env):
+    """uint8 images of 8 x 6 x 3 pixels at random; the reward is the first action, and an episode
+    lasts 4 steps."""
+    observation_space = spaces.Box(0, 255, (8, 6, 3), np.uint8)
+    action_space = spaces.Box(-1.0, 1.0, (2,), np.float32)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.left = 4
+        return self._observe(), {}
+
+    def _observe(self):
+        return self.np_random.integers(0, 256, (8, 6, 3)).astype(np.uint8)
+
+    def step(self, action):
+        self.left -= 1
+        return self._observe(), float(action[0]), self.left <= 0, False, {}
+
+
 # ---------------------------------------------------------------- a plain Gymnasium loop
 
 def plain_action(space, outputs):
@@ -502,3 +521,35 @@ def test_on_a_machine_without_a_display_pictures_are_drawn_without_sdl_s_error_l
         assert done.stdout == f"(400, 600, 3) {driver}\n"
         if driver == "dummy":
             assert done.stderr == ""
+
+
+def test_image_observations_are_a_visual_sensor_shrunk_and_scaled_as_asked():
+    setup = GymSetup(f"{MODULE}:Picture", copies=2)
+    plain = GymEnvironment(setup)
+    plain.reset(3)
+    assert plain.layout(plain.behavior).sensors[0].shape == (8, 6, 3) and plain.layout(plain.behavior).inputs == 144
+    shrunk = GymEnvironment(GymSetup(f"{MODULE}:Picture", copies=2, image_size=(4, 3)))
+    shrunk.reset(3)
+    layout = shrunk.layout(shrunk.behavior)
+    assert layout.sensors[0].shape == (4, 3, 3) and layout.sensors[0].visual and layout.inputs == 36
+    images = plain.poll()[plain.behavior].observations.reshape(2, 4, 2, 3, 2, 3)   # the same seeded episodes
+    expected = images.mean(axis=(2, 4)).reshape(2, -1) / 255.0
+    assert np.allclose(shrunk.poll()[shrunk.behavior].observations, expected, rtol=0, atol=1e-12)
+    plain.close(), shrunk.close()
+    with pytest.raises(ConfigError, match="gym_image_size = 3x3 does not divide"):
+        GymEnvironment(GymSetup(f"{MODULE}:Picture", copies=1, image_size=(3, 3))).reset(0)
+
+
+def test_a_hyperneat_substrate_takes_gymnasium_images(tmp_path):
+    """network = hyperneat on a Gymnasium image environment: the substrate is laid out on the
+    shrunk image (a 3-D grid of 4 x 3 x 3 nodes), and seeded runs repeat."""
+    config = make_config(tmp_path, num_inputs=7, num_outputs=1, pop_size=6)
+    returns = []
+    for _ in range(2):
+        with EnvEvaluator(f"gymnasium:{MODULE}:Picture", agents=4, network="hyperneat", gym_image_size="4x3",
+                          seed=2) as evaluator:
+            genomes = list(neat.Population(config, seed=1).population.items())
+            evaluator.evaluate(genomes, config)
+            assert evaluator.geometry.sizes == (36, 2) and evaluator.geometry.io.sensors == ((4, 3, 3),)
+            returns.append([g.fitness for _, g in genomes])
+    assert returns[0] == returns[1] and len(set(returns[0])) > 1

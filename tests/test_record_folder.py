@@ -135,3 +135,27 @@ def test_discarding_a_folder_without_logs_keeps_nothing(tmp_path):
     folder = RunFolder(str(tmp_path / "run"), RUN)
     assert folder.discard() is None and not os.path.exists(tmp_path / "run")
     folder.release()
+
+
+def test_behaviors_json_keeps_each_sensor_s_shape_and_reads_older_records(tmp_path):
+    from neatpar.record.folder import load_behaviors
+    from neatpar.types.environment import Layout, Sensor
+    folder = RunFolder(str(tmp_path / "run"), RunSettings("/x.cfg", "text"))
+    camera = Layout.of_sensors((Sensor((16, 16, 3), visual=True), Sensor((3, 8, 8), True, True), Sensor((4,))), 2, (3,))
+    folder.save_behaviors({"Camera?team=0": camera}, {"Camera?team=0": "population"})
+    assert load_behaviors(folder.path) == {"Camera?team=0": camera}
+    older = {"B": {"role": "population", "observation_sizes": [8], "continuous": 2, "branches": []}}
+    (tmp_path / "run" / "behaviors.json").write_text(json.dumps(older))   # before the sensors were recorded
+    assert load_behaviors(folder.path) == {"B": Layout((8,), 2)}
+    folder.release()
+
+
+def test_substrate_json_is_written_and_read_back(tmp_path):
+    from neatpar.nn.substrate import IOShapes, make_substrate
+    from neatpar.record.folder import load_substrate
+    folder = RunFolder(str(tmp_path / "run"), RunSettings("/x.cfg", "text"))
+    assert load_substrate(folder.path) is None
+    substrate = make_substrate(IOShapes(((4, 4, 3),), 2), "3")
+    folder.save_substrate(substrate)
+    assert load_substrate(folder.path) == substrate
+    folder.release()

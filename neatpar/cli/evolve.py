@@ -23,7 +23,7 @@ import numpy as np
 from ..config.settings import Settings
 from ..errors import ExportError, NeatparError, Terminated
 from ..record.archive import save_archive
-from ..record.folder import RunFolder, load_behaviors
+from ..record.folder import RunFolder, load_behaviors, load_substrate
 from ..record.models import write_winner_models
 from ..record.tensorboard import EventLog
 from ..run.evaluator import EnvEvaluator
@@ -117,6 +117,9 @@ def _evolve(plan: Plan, interrupts: Interrupts) -> int:
         bar = GenerationBar(enabled=False if plan.quiet else None)  # drawn only on a terminal
         evaluator.begin_run(folder.logs, bar.update if bar.enabled else None, start.state,
                             f"checkpoint {plan.resume}")
+        if plan.resume:   # a hyperneat run goes on with its substrate (its folder's, or its checkpoint's run's)
+            evaluator.recorded_geometry = (load_substrate(folder.path)
+                                           or load_substrate(os.path.dirname(os.path.dirname(plan.resume))))
         if settings.video_interval:
             clips = Clips(evaluator, ClipSchedule(settings.video_interval, settings.generations))
         if plan.configs is not None:
@@ -205,7 +208,8 @@ def _finish(plan: Plan, folder: RunFolder, evaluator: EnvEvaluator, rows: list, 
     if evaluator.selfplay is not None:
         files.append(folder.save_league(evaluator.selfplay.describe()))
     try:
-        files += write_winner_models(best, config, settings, load_behaviors(folder.path) or {}, folder.path)
+        files += write_winner_models(best, config, settings, load_behaviors(folder.path) or {}, folder.path,
+                                     evaluator.geometry or load_substrate(folder.path))
     except ExportError as error:  # e.g. a function registered on the config: the run itself is fine
         print(f"neatpar: warning: no winner.onnx: {error}", file=sys.stderr)
     plots = folder.plot(rows)

@@ -14,7 +14,7 @@ from ..config.settings import Settings
 from ..envs.gym import check_frames
 from ..errors import ConfigError, FramesUnavailable
 from ..record.archive import is_archive_file, load_elite
-from ..record.folder import load_behaviors
+from ..record.folder import load_behaviors, load_substrate
 from ..record.models import choose_behavior, write_model
 from ..record.tensorboard import behavior_run
 from ..record.video import video_kind, write_video
@@ -135,7 +135,8 @@ def export(args) -> int:
         config = population_configs(settings, config).get(behavior, config)
         genome = load_genome(args.genome, config)
     try:
-        path = write_model(genome, config, settings, layouts[behavior], args.out)
+        recorded = load_substrate(os.path.dirname(os.path.abspath(args.genome)))   # a hyperneat run's
+        path = write_model(genome, config, settings, layouts[behavior], args.out, recorded)
     except OSError as exc:
         raise ConfigError(f"--out {args.out} cannot be written ({exc.strerror}): choose another file") from None
     print(f"{path}: genome {genome.key} for behavior {behavior!r} ({layouts[behavior].describe_actions()}, "

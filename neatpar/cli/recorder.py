@@ -65,6 +65,7 @@ class RunRecorder(neat.reporting.BaseReporter):
         self.started = time.perf_counter()
         self.snapshot = b""
         self.behaviors_recorded = self.folder.has_behaviors()
+        self.substrate_recorded = False   # written after the first generation (rewritten the same on resume)
 
     def __reduce__(self):
         # neat-python's species set keeps the reporters, so checkpoints pickle them; this one
@@ -97,6 +98,9 @@ class RunRecorder(neat.reporting.BaseReporter):
             roles = {r.behavior: r.role for r in self.evaluator.settings.behaviors}
             self.folder.save_behaviors(stats.layouts, roles)
             self.behaviors_recorded = True
+        if self.evaluator.geometry is not None and not self.substrate_recorded:   # a hyperneat run's substrate
+            self.folder.save_substrate(self.evaluator.geometry)
+            self.substrate_recorded = True
         if not self.quiet and self.evaluator.generation == 1:   # the first generation of a new run
             if self.evaluator.settings.inference != "inprocess":
                 print(self.evaluator.inference_note, flush=True)

@@ -9,6 +9,7 @@ its help and the reference page follow from the entries.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any, Callable, Literal
@@ -63,10 +64,52 @@ def _ctrnn_time_constants(settings: Any, neat_config: Any, source: str) -> None:
                           f"constant reach {lowest}; a CTRNN divides by it: set it above 0 (e.g. 0.01)")
 
 
+HYPERNEAT_KEYS = ("substrate_hidden", "substrate_coordinates", "hyperneat_activation", "hyperneat_weight_threshold",
+                  "hyperneat_max_weight", "hyperneat_bias", "hyperneat_leo")
+
+
+def _hyperneat_settings(settings: Any) -> None:
+    if settings.hyperneat_weight_threshold >= 1.0:
+        raise ConfigError(f"hyperneat_weight_threshold = {settings.hyperneat_weight_threshold} leaves no CPPN output "
+                          f"above it (outputs are in [-1, 1]): use a number from 0 to below 1 (e.g. 0.2)")
+
+
+def _hyperneat_cppns(settings: Any, neat_config: Any, source: str) -> None:
+    """The CPPNs' [DefaultGenome]: 5 inputs (a 2-D substrate) or 7 (3-D: images of several
+    channels or 3-D coordinates), 1 + bias + leo outputs, feed-forward. The substrate, made from the
+    game's layout, checks which of 5 and 7 at the start of the run."""
+    gc = neat_config.genome_config
+    if gc.num_inputs not in (5, 7):
+        raise ConfigError(f"{source}: [DefaultGenome] num_inputs = {gc.num_inputs}, but with network = hyperneat the "
+                          f"genomes are CPPNs reading a pair of substrate nodes' coordinates and 1.0: set num_inputs "
+                          f"= 5 (a 2-D substrate) or 7 (3-D: images of several channels)")
+    outputs = 1 + settings.hyperneat_bias + settings.hyperneat_leo
+    if gc.num_outputs != outputs:
+        names = ", ".join(["weight"] + ["bias"] * settings.hyperneat_bias + ["link expression"] * settings.hyperneat_leo)
+        raise ConfigError(f"{source}: [DefaultGenome] num_outputs = {gc.num_outputs}, but the HyperNEAT query reads "
+                          f"{outputs} CPPN output(s) ({names}): set num_outputs = {outputs}")
+    if not gc.feed_forward:
+        raise ConfigError(f"{source}: [DefaultGenome] feed_forward = false, but HyperNEAT queries its CPPNs as "
+                          f"feed-forward networks: set feed_forward = true")
+
+
+def _no_hyperneat_keys(check: Callable[[Any], None]) -> Callable[[Any], None]:
+    """A kind's rules, and that the hyperneat keys are left at their defaults (they would change nothing)."""
+    def rules(settings: Any) -> None:
+        defaults = {f.name: f.default for f in dataclasses.fields(settings)}
+        for key in HYPERNEAT_KEYS:
+            if getattr(settings, key) != defaults[key]:
+                raise ConfigError(f"{key} is a setting of network = hyperneat, and network = {settings.network}: set "
+                                  f"network = hyperneat or leave out {key}")
+        check(settings)
+    return rules
+
+
 KINDS: dict[str, NetworkKind] = {kind.name: kind for kind in (
-    NetworkKind("feedforward", check_neat_config=_feed_forward_genomes),
-    NetworkKind("recurrent"),
-    NetworkKind("ctrnn", "continuous-time", _ctrnn_settings, _ctrnn_time_constants),
+    NetworkKind("feedforward", check=_no_hyperneat_keys(_no_rules), check_neat_config=_feed_forward_genomes),
+    NetworkKind("recurrent", check=_no_hyperneat_keys(_no_rules)),
+    NetworkKind("ctrnn", "continuous-time", _no_hyperneat_keys(_ctrnn_settings), _ctrnn_time_constants),
+    NetworkKind("hyperneat", "CPPNs painting a substrate's weights", _hyperneat_settings, _hyperneat_cppns),
 )}
 Network = Literal[tuple(KINDS)]  # the key's type: its choices are the kinds' names
 

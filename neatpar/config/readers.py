@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import ast
 import enum
+import os
+import re
 import shlex
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
@@ -214,3 +216,42 @@ def address(name: str, value: Any, where: Where) -> str | None:
     if not isinstance(value, str):
         raise where.fail(name, value, "is not a Ray cluster address: give HOST:PORT")
     return value.strip()
+
+
+@accepting("comma-separated layers, each a line of n nodes ('16') or a grid of rows x columns ('8x8'); "
+           "empty for none")
+def layer_sizes(name: str, value: Any, where: Where) -> str:
+    """Hidden layers like `8x8, 16`, normalized ('8x8, 16'); '' for none."""
+    if not isinstance(value, str):
+        raise where.fail(name, value, "is not text: write layers like '8x8, 16'")
+    parts = [p.strip().lower().replace(" ", "") for p in value.split(",")]
+    if parts == [""]:
+        return ""
+    if not all(re.fullmatch(r"[1-9][0-9]*(x[1-9][0-9]*)?", p) for p in parts):
+        raise where.fail(name, value, "is not a list of layers: write a line as its node count ('16') and a grid as "
+                                      "rows x columns ('8x8'), comma-separated ('8x8, 16')")
+    return ", ".join(parts)
+
+
+@accepting("the path of an existing file (relative to the config file), or none")
+def existing_file(name: str, value: Any, where: Where) -> str | None:
+    """An absolute path of a file that exists, or None."""
+    if value is None or (isinstance(value, str) and value.strip().lower() in ("", "none")):
+        return None
+    if not isinstance(value, str):
+        raise where.fail(name, value, "is not a file path")
+    path = os.path.normpath(os.path.join(where.base, value.strip()))
+    if not os.path.isfile(path):
+        raise where.fail(name, value, f"names no file ({path} not found): give the path relative to the config file")
+    return path
+
+
+@accepting("HEIGHTxWIDTH in pixels (e.g. 24x24)")
+def image_size(name: str, value: Any, where: Where) -> tuple[int, int]:
+    """'24x24' -> (24, 24); a pair of positive integers from Python too."""
+    if isinstance(value, (tuple, list)) and len(value) == 2 and all(isinstance(v, int) and v > 0 for v in value):
+        return int(value[0]), int(value[1])
+    match = re.fullmatch(r"\s*([1-9][0-9]*)\s*[xX]\s*([1-9][0-9]*)\s*", value) if isinstance(value, str) else None
+    if match is None:
+        raise where.fail(name, value, "is not an image size: write HEIGHTxWIDTH, e.g. 24x24")
+    return int(match.group(1)), int(match.group(2))

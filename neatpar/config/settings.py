@@ -16,12 +16,14 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, get_args
 
+import neat
+
 from ..errors import ConfigError
 from .behaviors import BehaviorRole, Role, behavior_files, roles_or_none
 from .networks import KINDS, Network, NetworkKind, network_help, network_kind
 from . import searches
-from .readers import (Reader, Source, Where, address, arguments, boolean, choice, fraction, integer,
-                      keyword_arguments, number, optional, parameters)
+from .readers import (Reader, Source, Where, address, arguments, boolean, choice, existing_file, fraction, integer,
+                      image_size, keyword_arguments, layer_sizes, number, optional, parameters)
 from .targets import EnvKind, EnvTarget, environment, gym_behavior_name
 
 Fitness = Literal["mean", "min", "max", "median", "sum"]
@@ -32,6 +34,7 @@ FITNESS_AGGREGATES = get_args(Fitness)
 INFERENCE = get_args(Inference)
 BACKENDS = get_args(Backend)
 NEAT_STEPS = get_args(NeatStep)
+ACTIVATIONS = tuple(neat.activations.ActivationFunctionSet().functions)   # neat-python's built-in functions
 DEFAULT_COPIES = 64   # copies of a Gymnasium environment played at once when `agents` is not given
 
 
@@ -65,6 +68,9 @@ class Settings:
     env_args: tuple[str, ...] = setting((), arguments, "extra command-line arguments for the build")
     env_kwargs: tuple[tuple[str, Any], ...] = setting((), keyword_arguments, "keyword arguments for "
                                                       "gymnasium.make, 'name = value' pairs of Python literals")
+    gym_image_size: tuple[int, int] | None = setting(None, optional(image_size), "a Gymnasium environment's image "
+                                                     "observations (a Box of shape (H, W, C)) shrunk to HxW by block "
+                                                     "averages, uint8 values scaled to [0, 1]")
     agents: int | None = setting(None, optional(integer(1, 65536)), "copies of a Gymnasium environment played at "
                                                                     "once per process", flag=True,
                                  shown_default=DEFAULT_COPIES)
@@ -79,6 +85,20 @@ class Settings:
                                                         "Unity: Fixed Timestep x DecisionRequester period)")
     ctrnn_time_step: float = setting(0.02, number(), "a CTRNN's Euler step in seconds (the last step of a "
                                                      "decision may be shorter)")
+    # network = hyperneat (nn/substrate.py, nn/hyperneat.py): the substrate and the query.
+    substrate_hidden: str = setting("", layer_sizes, "hyperneat: the substrate's hidden layers, e.g. '8x8, 16' (a "
+                                                     "grid of 8 x 8, then a line of 16); empty for none")
+    substrate_coordinates: str | None = setting(None, existing_file, "hyperneat: a JSON file of node coordinates "
+                                                "(inputs, hidden, outputs) replacing the default layout's")
+    hyperneat_activation: str = setting("tanh", choice(ACTIVATIONS), "hyperneat: the activation of every hidden "
+                                        "and output node of the substrate (neat-python's built-in functions)")
+    hyperneat_weight_threshold: float = setting(0.2, fraction, "hyperneat: CPPN outputs of magnitude at most this "
+                                                "give no connection")
+    hyperneat_max_weight: float = setting(5.0, number(), "hyperneat: the largest magnitude of a substrate weight")
+    hyperneat_bias: bool = setting(False, boolean, "hyperneat: the CPPN's second output gives each hidden and "
+                                                   "output node its bias")
+    hyperneat_leo: bool = setting(False, boolean, "hyperneat: the CPPN's last output expresses a connection only "
+                                                  "where it is above 0 (link expression output)")
     fitness: Fitness = setting("mean", choice(FITNESS_AGGREGATES), "aggregate of a genome's episode returns")
     time_scale: float = setting(20.0, number(), "the engine's time scale")
     no_graphics: bool = setting(True, boolean, "run the build headless")
@@ -202,6 +222,9 @@ class Settings:
         if self.env_kwargs:
             raise ConfigError(f"env_kwargs are keyword arguments for gymnasium.make, but env = {self.env} is a Unity "
                               f"build: pass its options with env_args, or set env = gymnasium:ID")
+        if self.gym_image_size is not None:
+            raise ConfigError("gym_image_size shrinks a Gymnasium environment's images; a Unity build's camera sets its "
+                              "own width and height (CameraSensor): leave out gym_image_size")
         if self.agents is not None:
             raise ConfigError(f"agents = {self.agents} sets the copies of a Gymnasium environment; a Unity build "
                               f"has the agents its scene makes (the simulator builds take env_args = --agents N)")

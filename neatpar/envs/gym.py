@@ -7,7 +7,11 @@ the first decision of the copy's next episode, as a Unity agent does. Episodes a
 `reset(seed)`, the k-th episode started (copies in order within a step) is reset with seed
 `seed * 2**32 + k`, so a seeded run repeats exactly and any episode can be replayed alone.
 
-Observations must be Box spaces (flattened, as float64). Network outputs become actions by the
+Observations must be Box spaces (flattened, as float64). A Box of shape (H, W, C) is an image
+(e.g. CarRacing-v3's 96 x 96 x 3): its Layout says so (a visual Sensor of that shape, which a
+HyperNEAT substrate lays out as a grid), and with `image_size` (H', W') each image is shrunk by
+averaging blocks of (H / H') x (W / W') pixels and a uint8 image's values are scaled to [0, 1],
+as a camera's values reach a network in Unity. Network outputs become actions by the
 action space: Discrete takes the argmax (plus the space's start), MultiDiscrete the argmax per
 branch, Box clips each output to [-1, 1] and maps it linearly onto the space's bounds
 (`low + (output + 1) / 2 * (high - low)`); a Box dimension with an infinite bound takes the
@@ -33,7 +37,7 @@ import numpy as np
 from ..config.settings import DEFAULT_COPIES
 from ..config.targets import GYM_PREFIX, gym_behavior_name
 from ..errors import ConfigError, EnvironmentMismatch, FramesUnavailable, one_line
-from ..types.environment import Batch, Frames, Layout
+from ..types.environment import Batch, Frames, Layout, Sensor
 
 INSTALL_HINT = "pip install 'neatpar[gym]' (gymnasium 1.4 with Box2D and pygame)"
 SEED_STRIDE = 2 ** 32       # episode k after reset(seed) is seeded with seed * SEED_STRIDE + k
@@ -105,15 +109,43 @@ def _resolve(gym, target: str):
 
 # ---------------------------------------------------------------- spaces
 
-def layout_of(name: str, observation_space, action_space) -> Layout:
-    """A behavior's Layout from its spaces; spaces a NEAT network cannot take are refused."""
+def layout_of(name: str, observation_space, action_space, image_size: tuple[int, int] | None = None) -> Layout:
+    """A behavior's Layout from its spaces (an (H, W, C) Box an image, shrunk to `image_size`);
+    spaces a NEAT network cannot take are refused."""
     gym = gymnasium()
     if not isinstance(observation_space, gym.spaces.Box):
         raise EnvironmentMismatch(f"{name}'s observation space {observation_space} is not supported: neatpar takes "
                                   f"Box observations (flattened); wrap the environment in an Env class of your own "
                                   f"(e.g. with gymnasium.wrappers.FlattenObservation) and name it as module:Class")
-    inputs = int(math.prod(observation_space.shape))
-    return Layout((inputs,), *_action_sizes(name, action_space))
+    shape = tuple(int(d) for d in observation_space.shape)
+    actions = _action_sizes(name, action_space)
+    if len(shape) != 3:
+        if image_size is not None:
+            raise ConfigError(f"gym_image_size shrinks image observations, but {name} observes a Box of shape {shape}, "
+                              f"not (height, width, channels): leave out gym_image_size")
+        return Layout((int(math.prod(shape)),), *actions)
+    if image_size is not None:
+        if shape[0] % image_size[0] or shape[1] % image_size[1]:
+            raise ConfigError(f"gym_image_size = {image_size[0]}x{image_size[1]} does not divide {name}'s {shape[0]} x "
+                              f"{shape[1]} images into equal blocks: choose sizes that divide them (e.g. "
+                              f"{shape[0] // 4}x{shape[1] // 4})")
+        shape = (image_size[0], image_size[1], shape[2])
+    return Layout.of_sensors((Sensor(shape, visual=True),), *actions)
+
+
+def image_reader(observation_space, image_size: tuple[int, int] | None) -> Callable[[Any], np.ndarray]:
+    """An observation as the network's inputs: flattened; an image first shrunk to `image_size` by
+    block averages, a uint8 one scaled to [0, 1]."""
+    if image_size is None or len(observation_space.shape) != 3:
+        return np.ravel
+    height, width, channels = observation_space.shape
+    rows, columns = height // image_size[0], width // image_size[1]
+    scale = 255.0 if observation_space.dtype == np.uint8 else 1.0
+
+    def read(observation) -> np.ndarray:
+        blocks = np.asarray(observation, np.float64).reshape(image_size[0], rows, image_size[1], columns, channels)
+        return np.ravel(blocks.mean(axis=(1, 3)) / scale)
+    return read
 
 
 def _action_sizes(name: str, space) -> tuple[int, tuple[int, ...]]:
@@ -177,13 +209,14 @@ class GymSetup:
     copies: int = DEFAULT_COPIES
     max_steps: int | None = None           # a TimeLimit of this many decisions, over the env's own
     frames: bool = False                   # copies made with render_mode "rgb_array", for pictures of them
+    image_size: tuple[int, int] | None = None   # image observations shrunk to (height, width), uint8 scaled to [0, 1]
 
 
 def check(setup: GymSetup) -> Layout:
     """Make one copy to check that the environment exists and has spaces neatpar takes; its Layout."""
     env = make(setup.target, setup.kwargs)
     try:
-        return layout_of(gym_behavior_name(setup.target), env.observation_space, env.action_space)
+        return layout_of(gym_behavior_name(setup.target), env.observation_space, env.action_space, setup.image_size)
     finally:
         env.close()
 
@@ -243,6 +276,7 @@ class GymEnvironment:
         self._needed: int | None = None   # set by expect(), taken by the next reset
         self._left: int | None = None     # episodes that may still start until the next reset (None: any)
         self._frames: list[np.ndarray] = []   # pictures taken since take_frames
+        self._read: Callable[[Any], np.ndarray] = np.ravel   # an observation as the network's inputs
 
     def _open(self) -> None:
         kwargs = self.setup.kwargs
@@ -252,7 +286,8 @@ class GymEnvironment:
             headless_pictures()
         self._envs = [make(self.setup.target, kwargs, self.setup.max_steps) for _ in range(self.setup.copies)]
         first = self._envs[0]
-        self._layout = layout_of(self.behavior, first.observation_space, first.action_space)
+        self._layout = layout_of(self.behavior, first.observation_space, first.action_space, self.setup.image_size)
+        self._read = image_reader(first.observation_space, self.setup.image_size)
         self._to_actions = action_mapper(first.action_space)
 
     def expect(self, episodes: int) -> None:
@@ -284,7 +319,7 @@ class GymEnvironment:
         self.episodes += 1
         if self._left is not None:
             self._left -= 1
-        return np.ravel(observation)
+        return self._read(observation)
 
     def poll(self) -> Mapping[str, Batch]:
         return {} if self._batch is None else {self.behavior: self._batch}
@@ -315,8 +350,9 @@ class GymEnvironment:
                 finals.append(np.ravel(observation))
                 if self._left is not None and self._left <= 0:
                     continue
-                observation, reward = self._start(i), 0.0
-            observations[len(still)] = np.ravel(observation)
+                observations[len(still)], reward = self._start(i), 0.0
+            else:
+                observations[len(still)] = self._read(observation)
             rewards[len(still)] = reward
             still.append(i)
         self._playing = still

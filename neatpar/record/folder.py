@@ -19,7 +19,9 @@ import filelock
 
 from ..config.run_settings import RunSettings
 from ..errors import ConfigError
-from ..types.environment import Layout
+from ..nn.substrate import Substrate
+from ..nn.substrate_file import read_substrate, write_substrate
+from ..types.environment import Layout, Sensor
 from .atomic import write_atomic
 from .checkpoint import checkpoint_path
 from .genomes import save_genome_json, save_genome_pickle
@@ -27,6 +29,7 @@ from .plots import plot
 from .stats_row import EMPTY, StatsRow, stats_columns
 
 BEHAVIORS_FILE = "behaviors.json"
+SUBSTRATE_FILE = "substrate.json"   # a hyperneat run's substrate (nn/substrate_file.py)
 LEAGUE_FILE = "league.json"
 RUN_FILE = "run.json"  # the run's settings (config/run_settings.py), also in every checkpoint
 LOCK_FILE = ".neatpar-lock"  # locked by the run that holds the folder; its contents mean nothing
@@ -184,12 +187,22 @@ class RunFolder:
 
     def save_behaviors(self, layouts: dict[str, Layout], roles: dict[str, str]) -> str:
         """behaviors.json: each reported behavior's layout (sensor sizes in order, continuous
-        actions, branch sizes) and role, as the game reported them at the start of the run."""
+        actions, branch sizes, and each sensor's shape, whether it is visual and channels first)
+        and role, as the game reported them at the start of the run."""
         record = {name: {"role": roles.get(name, "unlisted"), "observation_sizes": list(layout.observation_sizes),
-                         "continuous": layout.continuous, "branches": list(layout.branches)}
+                         "continuous": layout.continuous, "branches": list(layout.branches),
+                         "sensors": [{"shape": list(s.shape), "visual": s.visual, "channels_first": s.channels_first}
+                                     for s in layout.sensors]}
                   for name, layout in sorted(layouts.items())}
         path = os.path.join(self.path, BEHAVIORS_FILE)
         write_atomic(path, json.dumps(record, indent=1).encode())
+        return path
+
+    def save_substrate(self, substrate: Substrate) -> str:
+        """substrate.json: a hyperneat run's substrate (each layer's node coordinates, the
+        activation, the query), from which and winner.json alone the winner's network is rebuilt."""
+        path = os.path.join(self.path, SUBSTRATE_FILE)
+        write_substrate(substrate, path)
         return path
 
     def save_league(self, record: dict) -> str:
@@ -239,10 +252,19 @@ def load_behaviors(folder: str) -> dict[str, Layout] | None:
         with open(path) as f:
             record = json.load(f)
         return {name: Layout(tuple(int(s) for s in entry["observation_sizes"]), int(entry["continuous"]),
-                             tuple(int(b) for b in entry["branches"])) for name, entry in record.items()}
+                             tuple(int(b) for b in entry["branches"]),
+                             tuple(Sensor(tuple(int(d) for d in s["shape"]), bool(s["visual"]),
+                                          bool(s["channels_first"])) for s in entry.get("sensors", ())))
+                for name, entry in record.items()}
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ConfigError(f"{path} is not a behaviors record neatpar wrote ({type(exc).__name__}): delete it to "
                           f"read the layouts from the environment") from None
+
+
+def load_substrate(folder: str) -> Substrate | None:
+    """The substrate a hyperneat run folder recorded (substrate.json), None when it has none."""
+    path = os.path.join(folder, SUBSTRATE_FILE)
+    return read_substrate(path) if os.path.isfile(path) else None
 
 
 def _missing_folders(path: str) -> list[str]:

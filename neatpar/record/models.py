@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+from typing import Any
 
 import onnx
 
@@ -28,16 +29,19 @@ def save_policy(model: onnx.ModelProto, path: str) -> None:
     write_atomic(path, model.SerializeToString())
 
 
-def write_model(genome, neat_config, settings: Settings, layout: Layout, path: str) -> str:
-    """The genome's model for a behavior of `layout` (its network kind's export, nn/networks.py),
-    written atomically to `path`."""
-    save_policy(engine(settings.network_kind).export(genome, neat_config, layout, settings), path)
+def write_model(genome, neat_config, settings: Settings, layout: Layout, path: str, geometry: Any = None) -> str:
+    """The genome's model for a behavior of `layout` (its network kind's export, nn/networks.py, on
+    the run's `geometry`: a hyperneat run's substrate, else the one the settings make), written
+    atomically to `path`."""
+    save_policy(engine(settings.network_kind).export(genome, neat_config, layout, settings, geometry), path)
     return path
 
 
-def write_winner_models(genome, neat_config, settings: Settings, layouts: dict[str, Layout], folder: str) -> list[str]:
+def write_winner_models(genome, neat_config, settings: Settings, layouts: dict[str, Layout], folder: str,
+                        geometry: Any = None) -> list[str]:
     """One model per population behavior that reported, in the run folder."""
-    return [write_model(genome, neat_config, settings, layouts[b], os.path.join(folder, model_file(b, settings)))
+    return [write_model(genome, neat_config, settings, layouts[b], os.path.join(folder, model_file(b, settings)),
+                        geometry)
             for b in settings.population_behaviors if b in layouts]
 
 

@@ -13,7 +13,8 @@ from ..types.environment import Environment
 def gym_setup(settings: Settings) -> GymSetup:
     """The copies a Gymnasium run plays in each process; max_steps cuts their episodes (so no
     step is spent on an unscored rest of an episode)."""
-    return GymSetup(settings.gym, dict(settings.env_kwargs), settings.agents or DEFAULT_COPIES, settings.max_steps)
+    return GymSetup(settings.gym, dict(settings.env_kwargs), settings.agents or DEFAULT_COPIES, settings.max_steps,
+                    image_size=settings.gym_image_size)
 
 
 def check_environment(settings: Settings) -> None:

@@ -105,6 +105,8 @@ class EnvEvaluator:
         self._inference = None  # created with the first runner, in this (main) process
         self._hosts = None      # env hosts (envs > 1 or backend = ray), started by the first evaluate
         self.display = None     # a Unity game's window, for a person to watch (from_settings)
+        # A resumed run's geometry as its folder recorded it (substrate.json): the runner refuses another.
+        self.recorded_geometry = None
 
     def begin_run(self, log_folder: str | None, progress: Callable[[GenerationStats], None] | None = None,
                   state: RunState | None = None, source: str = "the checkpoint") -> None:
@@ -223,16 +225,26 @@ class EnvEvaluator:
             match = Match({**standard_match(settings, self.champion or genome, self.files).opponents, **opponents},
                           episodes)
         runner = EpisodeRunner(environment or self.environment, settings, config, configs=self.configs)
+        runner.geometry = self.geometry
         runner.on_decisions = on_decisions
         returns, stats = runner.evaluate([genome], self.champion or genome, self.files, self.generation, match=match)
         return returns[0], stats
 
+    @property
+    def geometry(self):
+        """What the run's networks are laid out on (nn/networks.py: a hyperneat run's substrate),
+        once the first generation has made it; None before, and for kinds without one."""
+        return getattr(self._runner, "geometry", None)
+
     def _make_runner(self, config: Any):
         if not self.hosted:
-            return EpisodeRunner(self.environment, self.settings, config, self.inference, self.configs)
-        if self._hosts is None:
-            self._hosts = start_hosts(self.settings, self.log_folder)
-        return HostScheduler(self._hosts, self.settings, config, self.configs)
+            runner = EpisodeRunner(self.environment, self.settings, config, self.inference, self.configs)
+        else:
+            if self._hosts is None:
+                self._hosts = start_hosts(self.settings, self.log_folder)
+            runner = HostScheduler(self._hosts, self.settings, config, self.configs)
+        runner.recorded_geometry = self.recorded_geometry
+        return runner
 
     @property
     def hosts_note(self) -> str:

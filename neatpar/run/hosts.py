@@ -46,7 +46,7 @@ from ..errors import HostLost, NeatparError
 from ..parallel.serialize import dumps
 from ..types.stats import GenerationStats
 from .environments import open_environment
-from .runner import Compiled, EpisodeRunner, Match, Survey, compile_generation, survey
+from .runner import Compiled, EpisodeRunner, Match, Survey, compile_generation, geometry_of, needs_geometry, survey
 
 log = logging.getLogger("neatpar")
 
@@ -170,6 +170,8 @@ class HostScheduler:
         self.parts: list[range] = []      # the last generation's parts
         self.progress: Callable[[GenerationStats], None] | None = None
         self._config_sent = False
+        self.geometry: Any = None   # the run's (EpisodeRunner.geometry), from a host's survey
+        self.recorded_geometry: Any = None
 
     def evaluate(self, genomes: list, champion=None, files: dict | None = None, generation: int = 0,
                  match: Match | None = None) -> tuple[list[list[float]], GenerationStats]:
@@ -178,6 +180,12 @@ class HostScheduler:
             self.hosts.prepare(dumps(RunConfigs(self.neat_config, self.configs)))
             self._config_sent = True
         parts = self.parts = split(len(genomes), self.hosts.count, self.hosts.agents())
+        if self.geometry is None and needs_geometry(self.settings):
+            if not self.hosts.layouts:
+                raise NeatparError(f"network = {self.settings.network} lays its networks out on the game's layouts, "
+                                   f"but the env host that surveyed the game was lost before it reported them: "
+                                   f"check the simulator's logs and start again")
+            self.geometry = geometry_of(self.settings, self.neat_config, self.hosts.layouts, self.recorded_geometry)
         waiting = deque(range(len(parts)))
         losses = [0] * len(parts)
         returns: list = [None] * len(genomes)
@@ -191,7 +199,8 @@ class HostScheduler:
                 # Compiled here: a kernel's arrays travel far faster than genome objects.
                 if part not in compiled:
                     compiled[part] = compile_generation([genomes[i] for i in parts[part]], champion, files or {},
-                                                        self.settings, self.neat_config, match, self.configs)
+                                                        self.settings, self.neat_config, match, self.configs,
+                                                        self.geometry)
                 self.hosts.submit(part, compiled[part], generation, part)
                 running += 1
             for finished in self.hosts.wait(timeout=PROGRESS_SECONDS if self.progress else 1.0):

@@ -107,6 +107,7 @@ class LocalHosts(HostBook):
         self.pool = Pool(count, _host_init, (setup, self._cells))
         self._refs: tuple = ()
         self._agents: int | None = None
+        self.layouts: dict = {}   # behavior -> Layout, as the host that counted the agents found them
 
     def agents(self) -> int | None:
         """The agents of the population behaviors in a host's game, counted once by one host; None
@@ -114,7 +115,8 @@ class LocalHosts(HostBook):
         if self._agents is None:
             result = self.pool.apply_async(_host_survey, timeout=self.timeout)
             try:
-                self._agents = result.get().agents
+                found = result.get()
+                self._agents, self.layouts = found.agents, found.layouts
             except WorkerDied as error:
                 self._kill_simulator(error.worker)
                 self._agents = 0

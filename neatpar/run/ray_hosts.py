@@ -85,6 +85,7 @@ class RayHosts(HostBook):
         self._heard: dict[int, tuple[int, float]] = {}  # busy actor -> (steps, when they last changed)
         self._next_check = 0.0
         self._agents: int | None = None
+        self.layouts: dict = {}   # behavior -> Layout, as the host that counted the agents found them
         self._short_noted = False      # the warning about unplaced replacements was given
         self._none_placed_since: float | None = None
         for index in range(count):
@@ -100,7 +101,8 @@ class RayHosts(HostBook):
                 self.wait(PROGRESS_SECONDS)
             index = self._idle[0]
             try:
-                self._agents = ray.get(self._actors[index].survey.remote(), timeout=self.timeout).agents
+                found = ray.get(self._actors[index].survey.remote(), timeout=self.timeout)
+                self._agents, self.layouts = found.agents, found.layouts
             except (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError):
                 self._replace(index)
                 self._agents = 0

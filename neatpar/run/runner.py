@@ -42,9 +42,9 @@ import numpy as np
 
 from ..config.behaviors import Role
 from ..config.settings import Settings
-from ..errors import EnvironmentMismatch, NeatparError, SimulatorError, one_line
+from ..errors import ConfigError, EnvironmentMismatch, NeatparError, SimulatorError, one_line
 from ..nn.mixed import MixedPopulation
-from ..nn.networks import engine
+from ..nn.networks import engine, run_geometry
 from ..search.descriptors import DescriptorAccumulator, parse_descriptor
 from ..types.environment import Batch, Environment, Layout
 from ..types.stats import EpisodeEnd, GenerationStats, ScoredEpisodes
@@ -158,6 +158,7 @@ class Compiled(NamedTuple):
     population kernel that runs them."""
     plan: Plan
     kernel: Any
+    geometry: Any = None   # what the networks are laid out on (nn/networks.py: a hyperneat run's substrate)
 
 
 def standard_match(settings: Settings, champion, files: dict) -> Match:
@@ -168,12 +169,14 @@ def standard_match(settings: Settings, champion, files: dict) -> Match:
 
 
 def compile_generation(genomes: list, champion, files: dict, settings: Settings, neat_config: Any,
-                       match: Match | None = None, configs: Mapping[str, Any] | None = None) -> Compiled:
+                       match: Match | None = None, configs: Mapping[str, Any] | None = None,
+                       geometry: Any = None) -> Compiled:
     """The population kernel of `genomes`, followed by the opponents' genomes (of `match`, else of
     the roles: the champion is the first genome before there is one), and the Plan that says which
     is which. `configs` gives the neat config of the genomes that play a behavior where it is not
     `neat_config` (an asymmetric game's populations): genomes of other configs go into a kernel of
-    their own, and the kernels run as one (MixedPopulation)."""
+    their own, and the kernels run as one (MixedPopulation). `geometry` is the run's (run_geometry:
+    a hyperneat run's substrate, None for other kinds)."""
     if match is None:
         match = standard_match(settings, champion if champion is not None else genomes[0], files)
     configs = configs or {}
@@ -190,15 +193,46 @@ def compile_generation(genomes: list, champion, files: dict, settings: Settings,
     starts = np.cumsum([0] + [len(networks) for _, networks in groups])
     fixed = {behavior: int(starts[number]) + position for behavior, (number, position) in places.items()}
     if len(groups) == 1:
-        kernel = population_kernel(groups[0][1], settings, groups[0][0])
-        return Compiled(Plan(len(genomes), fixed, match.episodes, match.round), kernel)
-    kernel = MixedPopulation([population_kernel(networks, settings, config) for config, networks in groups])
-    return Compiled(Plan(len(genomes), fixed, match.episodes, match.round, kernel.num_inputs), kernel)
+        kernel = population_kernel(groups[0][1], settings, groups[0][0], geometry)
+        return Compiled(Plan(len(genomes), fixed, match.episodes, match.round), kernel, geometry)
+    kernel = MixedPopulation([population_kernel(networks, settings, config, geometry) for config, networks in groups])
+    return Compiled(Plan(len(genomes), fixed, match.episodes, match.round, kernel.num_inputs), kernel, geometry)
 
 
-def population_kernel(genomes: list, settings: Settings, neat_config: Any):
-    """The population kernel of the settings' network kind for `genomes` (its engine, nn/networks.py)."""
-    return engine(settings.network_kind).kernel(genomes, neat_config, settings)
+def population_kernel(genomes: list, settings: Settings, neat_config: Any, geometry: Any = None):
+    """The population kernel of the settings' network kind for `genomes` (its engine, nn/networks.py),
+    on the run's `geometry` (run_geometry)."""
+    return engine(settings.network_kind).kernel(genomes, neat_config, settings, geometry)
+
+
+def needs_geometry(settings: Settings) -> bool:
+    """The settings' network kind lays its networks out on the game's layout (nn/networks.py)."""
+    return engine(settings.network_kind).geometry is not None
+
+
+def driving_behaviors(settings: Settings) -> list[str]:
+    """The configured behaviors: every one is driven by a network on the run's geometry (the
+    genomes', the champion's, a league's or a genome file's)."""
+    return [r.behavior for r in settings.behaviors]
+
+
+def geometry_of(settings: Settings, neat_config: Any, layouts: dict, recorded: Any = None) -> Any:
+    """The run's geometry from the behaviors' layouts (nn/networks.py: run_geometry); a resumed
+    run's must be the one it `recorded` (its run folder's substrate.json)."""
+    geometry = run_geometry(settings, neat_config, layouts, driving_behaviors(settings))
+    if recorded is not None and geometry != recorded:
+        raise ConfigError(f"the run folder's substrate.json is not the substrate the settings and the game make now "
+                          f"({_difference(recorded, geometry)}): resume with the substrate the run started with (its "
+                          f"settings and coordinates file), or start a new run")
+    return geometry
+
+
+def _difference(old: Any, new: Any) -> str:
+    """What differs between two substrates, in words (the first of sizes, activation, query, coordinates)."""
+    for what in ("sizes", "activation", "query", "io"):
+        if getattr(old, what) != getattr(new, what):
+            return f"its {what} {getattr(old, what)} would be {getattr(new, what)}"
+    return "its node coordinates differ"
 
 
 class Arrivals:
@@ -246,6 +280,10 @@ class EpisodeRunner:
         # [neatpar] descriptor: each scored episode's behaviour descriptor, read from the
         # population agents' observations (GenerationStats.descriptors)
         self.descriptor = parse_descriptor(settings.descriptor) if settings.descriptor else None
+        # What the networks are laid out on (a hyperneat run's substrate): made from the layouts
+        # of a survey before the first generation (or given), None for kinds without one.
+        self.geometry: Any = None
+        self.recorded_geometry: Any = None   # a resumed run's (geometry_of)
         self._warned: set[str] = set()
         self.started_once = False   # the environment has reset successfully at least once
 
@@ -263,7 +301,7 @@ class EpisodeRunner:
         MAX_SIMULATOR_FAILURES failures in one generation the run stops with a SimulatorError."""
         started = time.perf_counter()
         compiled = compile_generation(genomes, champion, files or {}, self.settings, self.neat_config, match,
-                                      self.configs)
+                                      self.configs, self.network_geometry())
         returns, stats = self.play(compiled, generation, part)
         stats.seconds = time.perf_counter() - started  # the compilation included
         return returns, stats
@@ -273,6 +311,8 @@ class EpisodeRunner:
         part compiled by the main process."""
         started = time.perf_counter()
         plan, kernel = compiled.plan, compiled.kernel
+        if compiled.geometry is not None:
+            self.geometry = compiled.geometry
         self.inference.install(kernel)
         returns: list[list[float]] = [[] for _ in range(plan.count)]
         stats = GenerationStats(endings=[[] for _ in range(plan.count)], descriptors=[[] for _ in range(plan.count)])
@@ -308,8 +348,25 @@ class EpisodeRunner:
         self.environment.reset(seed)
         self.started_once = True
 
+    def network_geometry(self) -> Any:
+        """The run's geometry (nn/networks.py), made once from a survey of the environment's
+        layouts (None for kinds without one)."""
+        if self.geometry is None and needs_geometry(self.settings):
+            layouts = survey(self.environment, self.settings).layouts
+            self.geometry = geometry_of(self.settings, self.neat_config, layouts, self.recorded_geometry)
+        return self.geometry
+
     def check_layout(self, behavior: str, layout: Layout) -> None:
-        """A configured behavior's first report: its sizes must fit the genomes that play it."""
+        """A configured behavior's first report: its sizes must fit the genomes that play it (or
+        the run's geometry, which the genomes' networks are laid out on)."""
+        if self.geometry is not None:
+            if (layout.inputs, layout.outputs) != (self.geometry.num_inputs, self.geometry.num_outputs):
+                raise EnvironmentMismatch(
+                    f"behavior {behavior!r} observes {layout.inputs} values and takes {layout.outputs} action values "
+                    f"({layout.describe_actions()}) but the run's {self.settings.network} networks are laid out for "
+                    f"{self.geometry.num_inputs} and {self.geometry.num_outputs}: play it with the game the run "
+                    f"started with")
+            return
         gc = self.configs.get(behavior, self.neat_config).genome_config
         if layout.inputs != gc.num_inputs:
             raise EnvironmentMismatch(f"behavior {behavior!r} observes {layout.inputs} values but the genomes have "

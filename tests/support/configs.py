@@ -2,7 +2,7 @@
 [neatpar] sections of small ball and hover runs, and genomes written by hand."""
 import os
 
-from .paths import BALL, CONFIGS, HOVER
+from .paths import BALL, BUILDS, CONFIGS, HOVER
 from .simulators import free_worker_id
 
 # neat-python is imported where used, so that the stock-stack script tests/fixtures/make_fixtures.py
@@ -192,3 +192,18 @@ def hover_cfg(folder, name="hover.cfg", generations=3, interval=1, **over):
                                                           "feed_forward": "false", "num_hidden": 1,
                                                           "activation_options": "tanh", "activation_default": "tanh",
                                                           **CTRNN_GENES, **neat_options})
+
+
+def camera_cfg(folder, name="camera.cfg", generations=2, interval=1, **over):
+    """configs/camera.cfg in small: HyperNEAT CPPNs on the camera build's 8 x 8 RGB image (a 3-D
+    substrate, 7 CPPN inputs), 8 agents, episodes of 12 decisions."""
+    section = {"env": os.path.join(BUILDS, "camera"), "env_args": "--agents 8 --max-steps 12 --size 8",
+               "behaviors": "Camera?team=0: population", "network": "hyperneat", "max_steps": 12,
+               "episodes_per_genome": 2, "generations": generations, "seed": 3, "checkpoint_interval": interval,
+               "worker_id": free_worker_id()}
+    neat_options = {k: over.pop(k) for k in list(over) if k in DEFAULTS}  # the rest is [neatpar]
+    section.update(over)
+    return write_config(folder, name, neatpar=section, **{"pop_size": 8, "num_inputs": 7, "num_outputs": 1,
+                                                          "activation_options": "tanh sin gauss",
+                                                          "activation_default": "tanh", "weight_init_stdev": 1.0,
+                                                          **neat_options})

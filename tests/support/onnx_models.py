@@ -172,3 +172,29 @@ def replay_deviation(model, recorded: dict) -> tuple[int, float]:
         expected = np.stack([recorded[agents[k]][t][1] for k in live])
         worst = max(worst, float(np.abs(continuous - expected).max()))
     return steps, worst
+
+
+def play_returns(act, build: str, args: list, agents: int, seed: int = 5) -> list[float]:
+    """Every agent's first episode return on a simulator build, each decision's continuous actions
+    `act(observations)` (mlagents-envs' observations of the deciding agents, one array per
+    sensor), sorted by agent."""
+    import numpy as np
+    from mlagents_envs.base_env import ActionTuple
+    returns: dict[int, float] = {}
+    done: set[int] = set()
+    with simulator(build, args=args, seed=seed) as env:
+        env.reset()
+        behavior = next(iter(env.behavior_specs))
+        while len(done) < agents:
+            decision, terminal = env.get_steps(behavior)
+            for agent, reward in zip(terminal.agent_id.tolist(), terminal.reward.tolist()):
+                if agent not in done:
+                    returns[agent] = returns.get(agent, 0.0) + reward
+                    done.add(agent)
+            if len(decision):
+                for agent, reward in zip(decision.agent_id.tolist(), decision.reward.tolist()):
+                    if agent not in done:
+                        returns[agent] = returns.get(agent, 0.0) + reward
+                env.set_actions(behavior, ActionTuple(continuous=np.asarray(act(decision.obs), np.float32)))
+            env.step()
+    return [returns[a] for a in sorted(returns)]
