@@ -28,77 +28,11 @@ from neatpar.processes import cpu_count
 from neatpar.nn.hyperneat import build_blocks, compile_cppns, phenotype_of
 from neatpar.nn.substrate import IOShapes, make_substrate
 from neatpar.nn.substrate_population import SubstratePopulation
+from realistic_genomes import config_text
 
-CPPN_CONFIG = """
-[NEAT]
-fitness_criterion = max
-fitness_threshold = 1e9
-pop_size = {pop}
-reset_on_extinction = false
-no_fitness_termination = true
-
-[DefaultGenome]
-num_inputs = 5
-num_hidden = 0
-num_outputs = 1
-initial_connection = full_direct
-feed_forward = true
-compatibility_disjoint_coefficient = 1.0
-compatibility_weight_coefficient = 0.5
-conn_add_prob = 0.5
-conn_delete_prob = 0.05
-node_add_prob = 0.3
-node_delete_prob = 0.05
-single_structural_mutation = false
-structural_mutation_surer = default
-activation_default = sigmoid
-activation_options = sigmoid gauss sin tanh abs identity
-activation_mutate_rate = 0.3
-aggregation_default = sum
-aggregation_options = sum
-aggregation_mutate_rate = 0.0
-bias_init_mean = 0.0
-bias_init_stdev = 1.0
-bias_init_type = gaussian
-bias_replace_rate = 0.1
-bias_mutate_rate = 0.7
-bias_mutate_power = 0.5
-bias_max_value = 30.0
-bias_min_value = -30.0
-response_init_mean = 1.0
-response_init_stdev = 0.0
-response_init_type = gaussian
-response_replace_rate = 0.0
-response_mutate_rate = 0.0
-response_mutate_power = 0.0
-response_max_value = 30.0
-response_min_value = -30.0
-weight_init_mean = 0.0
-weight_init_stdev = 1.0
-weight_init_type = gaussian
-weight_max_value = 30
-weight_min_value = -30
-weight_mutate_rate = 0.8
-weight_replace_rate = 0.1
-weight_mutate_power = 0.5
-enabled_default = true
-enabled_mutate_rate = 0.01
-enabled_rate_to_true_add = 0.0
-enabled_rate_to_false_add = 0.0
-
-[DefaultSpeciesSet]
-compatibility_threshold = 3.0
-
-[DefaultStagnation]
-species_fitness_func = max
-max_stagnation = 20
-species_elitism = 2
-
-[DefaultReproduction]
-elitism = 2
-survival_threshold = 0.2
-min_species_size = 2
-"""
+# CPPNs: HyperNEAT's usual functions, 5 inputs (a 2-D substrate's pair of nodes and 1.0), one output.
+CPPN_KEYS = {"num_inputs": 5, "num_outputs": 1, "conn_add_prob": 0.5, "activation_default": "sigmoid",
+             "activation_options": "sigmoid gauss sin tanh abs identity", "activation_mutate_rate": 0.3}
 
 # CPPN populations: hidden nodes before pruning and extra links drawn per genome.
 POPULATIONS = {"first generation": ((0, 0), (0, 0)), "evolved (2-8 hidden)": ((2, 8), (0, 10)),
@@ -111,7 +45,7 @@ def cppns(count: int, seed: int, hidden: tuple, extra_links: tuple):
     folder = tempfile.mkdtemp(prefix="neatpar-bench-")
     path = os.path.join(folder, "cppn.cfg")
     with open(path, "w") as f:
-        f.write(CPPN_CONFIG.format(pop=count))
+        f.write(config_text(count, **CPPN_KEYS))
     config = neat.Config(neat.DefaultGenome, neat.DefaultReproduction, neat.DefaultSpeciesSet, neat.DefaultStagnation,
                          path)
     os.remove(path)

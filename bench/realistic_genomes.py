@@ -2,6 +2,7 @@
 with neat-python's operators until it has 10-30 hidden nodes and 40-150 enabled connections."""
 import os
 import random
+import re
 import tempfile
 
 import neat
@@ -78,9 +79,20 @@ min_species_size = 2
 """
 
 
+def config_text(count, feed_forward=True, **keys):
+    """CONFIG_TEXT for a population of `count`, with the [DefaultGenome] `keys` given set to other
+    values (another benchmark's genomes: HyperNEAT's CPPNs)."""
+    text = CONFIG_TEXT.format(pop=count, feed_forward=str(feed_forward).lower())
+    for key, value in keys.items():
+        text, found = re.subn(rf"^{key} = .*$", f"{key} = {value}", text, flags=re.M)
+        if found != 1:
+            raise KeyError(f"{key} is not a key of the benchmark's neat config")
+    return text
+
+
 def write_config(path, count, feed_forward=True):
     with open(path, "w") as f:
-        f.write(CONFIG_TEXT.format(pop=count, feed_forward=str(feed_forward).lower()))
+        f.write(config_text(count, feed_forward))
 
 
 def load_config(path):
