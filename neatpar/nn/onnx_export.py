@@ -119,12 +119,16 @@ def export_policy(genome, neat_config: Any, layout: Layout, recurrent: bool = Fa
     else:
         network = _CTRNN(graph, tables, layout, euler_schedule(ctrnn.advance_time, ctrnn.time_step))
     _policy_outputs(graph, layout, network.evaluate(), network.memory_size)
+    return policy_model(graph, "neatpar_policy", f"neat-python {_kind(recurrent, ctrnn)} of genome {genome.key}")
+
+
+def policy_model(graph: _Graph, name: str, doc: str) -> onnx.ModelProto:
+    """The model of a policy's graph: its inputs and outputs in the order ML-Agents lists them,
+    the opset and the IR version the runtimes read."""
     inputs = sorted(graph.inputs, key=lambda v: INPUT_ORDER.index(v.name.rstrip("0123456789")))
     outputs = sorted(graph.outputs, key=lambda v: OUTPUT_ORDER.index(v.name))
-    model = helper.make_model(
-        helper.make_graph(graph.nodes, "neatpar_policy", inputs, outputs, graph.initializers),
-        opset_imports=[helper.make_opsetid("", OPSET)], producer_name="neatpar",
-        doc_string=f"neat-python {_kind(recurrent, ctrnn)} of genome {genome.key}")
+    model = helper.make_model(helper.make_graph(graph.nodes, name, inputs, outputs, graph.initializers),
+                              opset_imports=[helper.make_opsetid("", OPSET)], producer_name="neatpar", doc_string=doc)
     model.ir_version = IR_VERSION
     return model
 

@@ -25,13 +25,12 @@ from typing import Any
 
 import numpy as np
 import onnx
-from onnx import helper, numpy_helper
+from onnx import numpy_helper
 
 from ..types.environment import Layout
 from ..errors import ExportError
 from .hyperneat import Phenotype, phenotype
-from .onnx_export import (ACTIVATIONS, BATCH, INPUT_ORDER, IR_VERSION, OPSET, OUTPUT_ORDER, _check_layout, _Graph,
-                          _policy_outputs)
+from .onnx_export import ACTIVATIONS, BATCH, _check_layout, _Graph, _policy_outputs, policy_model
 from .substrate import IOShapes, Substrate
 
 
@@ -71,14 +70,8 @@ def substrate_model(weights: Phenotype, substrate: Substrate, io: IOShapes, layo
         values = activation(g, g.op("Add", [g.op("MatMul", [values, w_name]), b_name]))
     columns = [g.op("Slice", [values], axes=[1], starts=[j], ends=[j + 1]) for j in range(substrate.num_outputs)]
     _policy_outputs(g, layout, columns, 0)
-    inputs = sorted(g.inputs, key=lambda v: INPUT_ORDER.index(v.name.rstrip("0123456789")))
-    outputs = sorted(g.outputs, key=lambda v: OUTPUT_ORDER.index(v.name))
-    model = helper.make_model(
-        helper.make_graph(g.nodes, "neatpar_substrate_policy", inputs, outputs, g.initializers),
-        opset_imports=[helper.make_opsetid("", OPSET)], producer_name="neatpar",
-        doc_string=f"HyperNEAT substrate network {list(substrate.sizes)} ({substrate.activation}) of CPPN genome {key}")
-    model.ir_version = IR_VERSION
-    return model
+    return policy_model(g, "neatpar_substrate_policy", f"HyperNEAT substrate network {list(substrate.sizes)} "
+                                                       f"({substrate.activation}) of CPPN genome {key}")
 
 
 def _observations(g: _Graph, io: IOShapes) -> str:
