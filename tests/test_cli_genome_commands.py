@@ -13,7 +13,7 @@ import neat
 import pytest
 
 from neatpar.cli.command_line import build_parser
-from neatpar.cli.genome_commands import _asymmetric_match, _check_model_path, _genome, play_plan
+from neatpar.cli.genome_commands import _asymmetric_match, _genome, play_plan
 from neatpar.errors import ConfigError
 from neatpar.config.files import load, population_configs
 from neatpar.record.genomes import save_genome_json
@@ -84,14 +84,6 @@ def test_export_uses_the_run_s_record_or_launches_the_game_once(tmp_path):
         "neatpar: error: behavior 'Nope?team=0' is not among the behaviors the environment reported "
         "('Ball3D?team=0'): fix --behavior")
     assert not (tmp_path / "c.onnx").exists()
-
-
-def test_export_checks_its_out_path_before_anything_runs(tmp_path):
-    _check_model_path(str(tmp_path / "brain.onnx"))   # a file in a folder that exists: fine
-    with pytest.raises(ConfigError, match="is a folder: name the file to write"):
-        _check_model_path(str(tmp_path))
-    with pytest.raises(ConfigError, match="the folder .* does not exist: create it"):
-        _check_model_path(str(tmp_path / "nowhere" / "brain.onnx"))
 
 
 def test_an_asymmetric_run_s_genome_plays_its_behavior_against_the_other_population_s_winner(tmp_path):

@@ -14,6 +14,7 @@ from ..config.settings import Settings
 from ..envs.gym import check_frames
 from ..errors import ConfigError, FramesUnavailable
 from ..record.archive import is_archive_file, load_elite
+from ..record.atomic import check_output_file
 from ..record.folder import load_behaviors, load_substrate
 from ..record.models import choose_behavior, write_model
 from ..record.tensorboard import behavior_run
@@ -128,7 +129,7 @@ def _asymmetric_match(genome_path: str, settings: Settings, configs: dict) -> tu
 def export(args) -> int:
     config, settings = load(args.config)
     genome = None if settings.asymmetric else _genome(args.genome, getattr(args, "cell", None), config)
-    _check_model_path(args.out)  # before an environment is launched for the layouts
+    check_output_file(args.out, "--out", "brain.onnx", "model")  # before an environment is launched for the layouts
     layouts = layouts_for(settings, args.genome)
     behavior = choose_behavior(settings, layouts, args.behavior)
     if genome is None:   # an asymmetric run: each league behavior's genomes have its population's config
@@ -158,16 +159,3 @@ def _genome(path: str, cell: str | None, config):
     genome = load_elite(path, cell)
     check_genome_fits(genome, config, f"{path} cell {cell}")
     return genome
-
-
-def _check_model_path(path: str) -> None:
-    """`neatpar export --out` must name a file in a folder that exists."""
-    folder = os.path.dirname(os.path.abspath(path))
-    if os.path.isdir(path):
-        raise ConfigError(f"--out {path} is a folder: name the file to write, e.g. --out "
-                          f"{os.path.join(path, 'brain.onnx')}")
-    if not os.path.isdir(folder):
-        raise ConfigError(f"--out {path}: the folder {folder} does not exist: create it, or write the model "
-                          f"elsewhere")
-    if not os.access(folder, os.W_OK):
-        raise ConfigError(f"--out {path}: the folder {folder} is not writable: write the model elsewhere")

@@ -309,16 +309,22 @@ def default_layers(io: IOShapes, hidden: Sequence[tuple[int, ...]]) -> list[np.n
 
 # ---------------------------------------------------------------- coordinates from a file
 
+def read_json(path: str, what: str):
+    """What the JSON file at `path` holds; one line naming `what` and the path when it cannot be
+    read or is not JSON."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except OSError as error:
+        raise ConfigError(f"{what} {path!r}: cannot read it ({error.strerror})") from None
+    except json.JSONDecodeError as error:
+        raise ConfigError(f"{what} {path!r} is not JSON ({error.msg}, line {error.lineno})") from None
+
+
 def read_coordinates(path: str) -> dict[str, list[np.ndarray]]:
     """A coordinates file (module docstring): {"inputs": [array], "hidden": [arrays], "outputs":
     [array]} for the keys it has."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-    except OSError as error:
-        raise ConfigError(f"substrate coordinates {path!r}: cannot read it ({error.strerror})") from None
-    except json.JSONDecodeError as error:
-        raise ConfigError(f"substrate coordinates {path!r} is not JSON ({error.msg}, line {error.lineno})") from None
+    data = read_json(path, "substrate coordinates")
     if not isinstance(data, dict) or not data or set(data) - {"inputs", "hidden", "outputs"}:
         raise ConfigError(f"substrate coordinates {path!r}: give an object with any of the keys \"inputs\", "
                           f"\"hidden\", \"outputs\" (and no others)")

@@ -28,7 +28,7 @@ import os
 import numpy as np
 
 from ..errors import ConfigError
-from .substrate import IOShapes, Query, Substrate, layer_names
+from .substrate import IOShapes, Query, Substrate, layer_names, read_json
 
 FORMAT = "neatpar-substrate"
 VERSION = 1
@@ -96,11 +96,4 @@ def write_substrate(substrate: Substrate, path: str) -> None:
 
 def read_substrate(path: str) -> Substrate:
     """The substrate a substrate.json holds."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-    except OSError as error:
-        raise ConfigError(f"substrate {path!r}: cannot read it ({error.strerror})") from None
-    except json.JSONDecodeError as error:
-        raise ConfigError(f"substrate {path!r} is not JSON ({error.msg}, line {error.lineno})") from None
-    return substrate_from_dict(data, repr(path))
+    return substrate_from_dict(read_json(path, "substrate"), repr(path))

@@ -28,7 +28,7 @@ import numpy as np
 
 from .. import processes
 from ..errors import ConfigError, VideoError, one_line
-from .atomic import write_atomic
+from .atomic import check_output_file, write_atomic
 
 KINDS = {".mp4": "mp4", ".gif": "gif"}
 INSTALL_HINT = "pip install 'neatpar[video]' (imageio-ffmpeg, which brings its own ffmpeg)"
@@ -44,13 +44,7 @@ def video_kind(path: str, name: str = "video") -> str:
     kind = KINDS.get(os.path.splitext(path)[1].lower())
     if kind is None:
         raise ConfigError(f"{name} {path}: the name must end in .mp4 or .gif, which say the kind of video to write")
-    folder = os.path.dirname(os.path.abspath(path))
-    if os.path.isdir(path):
-        raise ConfigError(f"{name} {path} is a folder: name the file to write, e.g. "
-                          f"{os.path.join(path, 'episode.mp4')}")
-    if not os.path.isdir(folder):
-        raise ConfigError(f"{name} {path}: the folder {folder} does not exist: create it, or write the video "
-                          f"elsewhere")
+    check_output_file(path, name, "episode.mp4", "video")
     if kind == "mp4":
         ffmpeg()
     return kind
