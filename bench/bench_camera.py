@@ -8,9 +8,11 @@ the task's SOLVED return, the wall time until then, the best fitness of the run,
 mean return over --episodes fresh episodes (`neatpar play`): the task counts as solved when that is
 at least SOLVED.
 
-Usage: nice -n 10 python bench/bench_camera.py [--seeds 1 2 3 4 5] [--generations G] [--episodes E]
+Usage: nice -n 10 python bench/bench_camera.py [--seeds 1 2 3 4 5] [--generations G] [--episodes E] [--jobs J]
+(--jobs: runs at once, each its own `neatpar evolve`; the times then include their sharing the cores)
 """
 import argparse
+import concurrent.futures
 import csv
 import os
 import re
@@ -62,16 +64,18 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3, 4, 5])
     parser.add_argument("--generations", type=int, default=10)
     parser.add_argument("--episodes", type=int, default=64, help="episodes of the winner's check (neatpar play)")
+    parser.add_argument("--jobs", type=int, default=1, help="runs at once")
     args = parser.parse_args()
     results = {m: [] for m in CONFIGS}
-    with tempfile.TemporaryDirectory() as folder:
-        for seed in args.seeds:
-            for method in CONFIGS:
-                r = one_run(method, seed, args.generations, args.episodes, folder)
-                results[method].append(r)
-                print(f"{method:12s} seed {seed}: best fitness {r['best']:.3f}, first generation >= {SOLVED}: "
-                      f"{r['solved_at']}, winner's mean return {r['winner_mean']:.3f}, run {r['seconds']:.1f} s",
-                      flush=True)
+    with tempfile.TemporaryDirectory() as folder, concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        runs = [(seed, method) for seed in args.seeds for method in CONFIGS]
+        futures = [pool.submit(one_run, method, seed, args.generations, args.episodes, folder) for seed, method in runs]
+        for (seed, method), future in zip(runs, futures):
+            r = future.result()
+            results[method].append(r)
+            print(f"{method:12s} seed {seed}: best fitness {r['best']:.3f}, first generation >= {SOLVED}: "
+                  f"{r['solved_at']}, winner's mean return {r['winner_mean']:.3f}, run {r['seconds']:.1f} s",
+                  flush=True)
     print(f"\n| method | seeds solved (winner's mean return >= {SOLVED}) | generation first >= {SOLVED} (median) | "
           f"time to it (median) | winner's mean return (median) | best fitness (median) | run time (median) |")
     print("|---|---|---|---|---|---|---|")

@@ -36,3 +36,18 @@ def steering_cppn(config, spread: float = 0.5):
              (ys, 12, spread, True), (yt, 12, -spread, True), (ys, 13, spread, True), (yt, 13, spread, True),
              (10, 0, 1.0, True), (11, 0, -1.0, True), (12, 0, 1.0, True), (13, 0, -1.0, True), (zs, 1, -10.0, True)]
     return hand_genome(config, nodes, links)
+
+
+def two_node_cppn(config, spread: float = 1.0, shift: float = 2.0):
+    """The same rule in the search space of configs/camera.cfg (two tanh hidden nodes): the weight
+    from a pixel at (x, y) to the output at (xt, yt) is t(a x + b yt) + t(a y + b xt) - 1 (t
+    neat-python's tanh, a = `spread`, b = `shift`): at the move along x (1, 0) the second node
+    saturates at 1 and the first weighs the pixel by its x, at the move along y the other way round;
+    link expression links the red channel alone, as in steering_cppn."""
+    from .configs import hand_genome
+    xs, ys, zs, xt, yt = -1, -2, -3, -4, -5
+    tanh = ("tanh", "sum", 0.0, 1.0)
+    nodes = {0: ("identity", "sum", -1.0, 1.0), 1: ("tanh", "sum", -3.0, 1.0), 10: tanh, 11: tanh}
+    links = [(xs, 10, spread, True), (yt, 10, shift, True), (ys, 11, spread, True), (xt, 11, shift, True),
+             (10, 0, 1.0, True), (11, 0, 1.0, True), (zs, 1, -10.0, True)]
+    return hand_genome(config, nodes, links)
