@@ -554,7 +554,8 @@ def test_a_hyperneat_run_on_the_camera_build_leaves_its_substrate_and_repeats_on
     coordinates.write_text('{"outputs": [[-0.5, 1.0], [0.5, 1.0]]}')
     config = camera_cfg(tmp_path, substrate_coordinates="outputs.json")
     full, hosted = tmp_path / "full", tmp_path / "hosted"
-    assert neatpar_cli("evolve", "--config", config, "--out", str(full)).returncode == 0
+    evolved = neatpar_cli("evolve", "--config", config, "--out", str(full))
+    assert evolved.returncode == 0 and f"  {full / 'substrate.json'}\n" in evolved.stdout, evolved.stderr
     substrate = read_substrate(str(full / "substrate.json"))
     assert substrate.sizes == (192, 2) and substrate.dimensions == 3 and substrate.io.sensors == ((8, 8, 3),)
     assert json.load(open(full / "behaviors.json"))["Camera?team=0"]["sensors"] == [

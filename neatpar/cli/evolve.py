@@ -23,7 +23,7 @@ import numpy as np
 from ..config.settings import Settings
 from ..errors import ExportError, NeatparError, Terminated
 from ..record.archive import save_archive
-from ..record.folder import RunFolder, load_behaviors, load_substrate
+from ..record.folder import SUBSTRATE_FILE, RunFolder, load_behaviors, load_substrate
 from ..record.models import write_winner_models
 from ..record.tensorboard import EventLog
 from ..run.evaluator import EnvEvaluator
@@ -205,6 +205,9 @@ def _finish(plan: Plan, folder: RunFolder, evaluator: EnvEvaluator, rows: list, 
     # league's winner.
     best = evaluator.winner
     files = folder.save_winner(best, config)
+    substrate = os.path.join(folder.path, SUBSTRATE_FILE)   # with winner.json, all a hyperneat winner's network needs
+    if os.path.isfile(substrate):
+        files.append(substrate)
     if evaluator.selfplay is not None:
         files.append(folder.save_league(evaluator.selfplay.describe()))
     try:
