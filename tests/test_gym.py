@@ -535,6 +535,14 @@ def test_image_observations_are_a_visual_sensor_shrunk_and_scaled_as_asked():
     images = plain.poll()[plain.behavior].observations.reshape(2, 4, 2, 3, 2, 3)   # the same seeded episodes
     expected = images.mean(axis=(2, 4)).reshape(2, -1) / 255.0
     assert np.allclose(shrunk.poll()[shrunk.behavior].observations, expected, rtol=0, atol=1e-12)
+    for _ in range(4):   # to the episodes' end: their last images come shrunk too (descriptors read them)
+        for env in (plain, shrunk):
+            env.act(env.behavior, np.zeros((2, 2)))
+            env.step()
+        ends = [env.poll()[env.behavior] for env in (plain, shrunk)]
+    assert ends[1].terminal_ids.tolist() == [0, 1] and ends[1].terminal_observations.shape == (2, 36)
+    expected = ends[0].terminal_observations.reshape(2, 4, 2, 3, 2, 3).mean(axis=(2, 4)).reshape(2, -1) / 255.0
+    assert np.allclose(ends[1].terminal_observations, expected, rtol=0, atol=1e-12)
     plain.close(), shrunk.close()
     with pytest.raises(ConfigError, match="gym_image_size = 3x3 does not divide"):
         GymEnvironment(GymSetup(f"{MODULE}:Picture", copies=1, image_size=(3, 3))).reset(0)

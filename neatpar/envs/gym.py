@@ -347,7 +347,7 @@ class GymEnvironment:
                 ended.append(i)
                 ended_rewards.append(reward)
                 interrupted.append(truncated and not terminated)
-                finals.append(np.ravel(observation))
+                finals.append(self._read(observation))   # as the network saw the others: a descriptor reads it
                 if self._left is not None and self._left <= 0:
                     continue
                 observations[len(still)], reward = self._start(i), 0.0
