@@ -164,15 +164,20 @@ def hand_genome(config, nodes: dict, links: list, key: int = 1):
     return genome
 
 
+def run_cfg(folder, name: str, section: dict, over: dict, **neat_defaults) -> str:
+    """A config file of [neatpar] `section` and the neat config's `neat_defaults`, with the options
+    `over` (neat config keys to the neat config, the rest to [neatpar]); its path."""
+    neat_options = {k: over.pop(k) for k in list(over) if k in DEFAULTS}
+    section.update(over)
+    return write_config(folder, name, neatpar=section, **{**neat_defaults, **neat_options})
+
+
 def ball_cfg(folder, name="ball.cfg", generations=3, interval=1, **over):
     section = {"env": BALL, "env_args": "--agents 4 --max-steps 15", "behaviors": "Ball3D?team=0: population",
                "max_steps": 15, "generations": generations, "seed": 11, "checkpoint_interval": interval,
                "worker_id": free_worker_id()}
-    neat_options = {k: over.pop(k) for k in list(over) if k in DEFAULTS}  # the rest is [neatpar]
-    section.update(over)
-    return write_config(folder, name, neatpar=section, **{"pop_size": 8, "num_inputs": 8, "num_outputs": 2,
-                                                          "activation_options": "tanh",
-                                                          "activation_default": "tanh", **neat_options})
+    return run_cfg(folder, name, section, over, pop_size=8, num_inputs=8, num_outputs=2, activation_options="tanh",
+                   activation_default="tanh")
 
 
 CTRNN_GENES = dict(time_constant_init_mean=0.2, time_constant_init_stdev=0.1, time_constant_mutate_rate=0.3,
@@ -186,12 +191,8 @@ def hover_cfg(folder, name="hover.cfg", generations=3, interval=1, **over):
                "behaviors": "Hover?team=0: population", "network": "ctrnn", "ctrnn_decision_time": 0.1,
                "ctrnn_time_step": 0.02, "max_steps": 30, "generations": generations, "seed": 4,
                "checkpoint_interval": interval, "worker_id": free_worker_id()}
-    neat_options = {k: over.pop(k) for k in list(over) if k in DEFAULTS}  # the rest is [neatpar]
-    section.update(over)
-    return write_config(folder, name, neatpar=section, **{"pop_size": 10, "num_inputs": 2, "num_outputs": 1,
-                                                          "feed_forward": "false", "num_hidden": 1,
-                                                          "activation_options": "tanh", "activation_default": "tanh",
-                                                          **CTRNN_GENES, **neat_options})
+    return run_cfg(folder, name, section, over, pop_size=10, num_inputs=2, num_outputs=1, feed_forward="false",
+                   num_hidden=1, activation_options="tanh", activation_default="tanh", **CTRNN_GENES)
 
 
 def camera_cfg(folder, name="camera.cfg", generations=2, interval=1, **over):
@@ -201,9 +202,5 @@ def camera_cfg(folder, name="camera.cfg", generations=2, interval=1, **over):
                "behaviors": "Camera?team=0: population", "network": "hyperneat", "max_steps": 12,
                "episodes_per_genome": 2, "generations": generations, "seed": 3, "checkpoint_interval": interval,
                "worker_id": free_worker_id()}
-    neat_options = {k: over.pop(k) for k in list(over) if k in DEFAULTS}  # the rest is [neatpar]
-    section.update(over)
-    return write_config(folder, name, neatpar=section, **{"pop_size": 8, "num_inputs": 7, "num_outputs": 1,
-                                                          "activation_options": "tanh sin gauss",
-                                                          "activation_default": "tanh", "weight_init_stdev": 1.0,
-                                                          **neat_options})
+    return run_cfg(folder, name, section, over, pop_size=8, num_inputs=7, num_outputs=1,
+                   activation_options="tanh sin gauss", activation_default="tanh", weight_init_stdev=1.0)
