@@ -216,8 +216,8 @@ def _finish(plan: Plan, folder: RunFolder, evaluator: EnvEvaluator, rows: list, 
     except ExportError as error:  # e.g. a function registered on the config: the run itself is fine
         print(f"neatpar: warning: no winner.onnx: {error}", file=sys.stderr)
     plots = folder.plot(rows)
-    archive = getattr(evaluator.search, "archive", None)
-    if evaluator.settings.search == "map-elites" and archive is not None:
+    archive = evaluator.search.elites
+    if archive is not None:
         plots += save_archive(folder.path, archive, config, evaluator.settings.qd_offset)
     winner = _shown_path(os.path.join(folder.path, "winner.json"))
     if quiet:
@@ -227,7 +227,7 @@ def _finish(plan: Plan, folder: RunFolder, evaluator: EnvEvaluator, rows: list, 
     for path in files + plots:
         print(f"  {path}")
     print(f"\nplay it: {_program()} play --config {_shown_path(plan.run.config_path)} --genome {winner}")
-    if evaluator.settings.search == "map-elites" and archive is not None and archive.cells:
+    if archive is not None and archive.cells:
         index = ",".join(str(int(i)) for i in np.unravel_index(archive.filled()[0], archive.grid.bins))
         print(f"any elite: {_program()} export --config {_shown_path(plan.run.config_path)} --genome "
               f"{_shown_path(os.path.join(folder.path, 'archive.json'))} --cell {index} --out elite.onnx")

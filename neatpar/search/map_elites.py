@@ -206,6 +206,11 @@ class MapElitesSearch:
         self.crossover, self.qd_offset = float(crossover), float(qd_offset)
         self.best: Best | None = None
 
+    @property
+    def elites(self) -> EliteArchive:
+        """The repertoire a run saves: this search's archive."""
+        return self.archive
+
     def attach(self, population) -> None:
         """Give a neat.Population's reproduction (MapElitesReproduction) this archive; again after
         every restore, since a population's reproduction is made anew."""

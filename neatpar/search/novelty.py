@@ -134,6 +134,7 @@ class NoveltySearch:
     selection value, keeps the archive, the true fitness and the best genome by true fitness."""
 
     needs_descriptor = True
+    elites = None    # its archive holds descriptors, not a repertoire to save
 
     def __init__(self, k: int = 15, archive: str = "threshold", threshold: float = 0.1, weight: float | None = None,
                  seed: int = 0, probability: float = RANDOM_PROBABILITY):

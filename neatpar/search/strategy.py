@@ -15,7 +15,7 @@ from typing import Any, Mapping, Protocol, Sequence
 import numpy as np
 
 from ..errors import ConfigError
-from .map_elites import CROSSOVER, Grid, MapElitesReproduction, MapElitesSearch, parse_bins, parse_bounds
+from .map_elites import CROSSOVER, EliteArchive, Grid, MapElitesReproduction, MapElitesSearch, parse_bins, parse_bounds
 from .novelty import RANDOM_PROBABILITY, NoveltySearch
 from .records import Best, Outcome, SearchStats, track_best
 
@@ -28,6 +28,7 @@ class Search(Protocol):
     name: str
     needs_descriptor: bool
     best: Best | None
+    elites: EliteArchive | None    # the repertoire a run saves (archive.json): MAP-Elites' only
 
     def score(self, genomes: Sequence[tuple[int, Any]], outcomes: Mapping[int, Outcome],
               generation: int) -> SearchStats:
@@ -46,6 +47,7 @@ class FitnessSearch:
 
     name = "fitness"
     needs_descriptor = False
+    elites = None
 
     def __init__(self):
         self.best: Best | None = None
