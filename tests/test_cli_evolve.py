@@ -480,6 +480,27 @@ def test_missing_neatpar_section_names_both_kinds_of_environment(tmp_path):
 
 
 
+def test_a_novelty_run_resumed_from_a_checkpoint_equals_a_straight_run(tmp_path):
+    """configs/maze-novelty-fitness.cfg, small: the novelty archive, its threshold and its random
+    stream are in the checkpoint, so a run resumed from its generation-2 checkpoint leaves the
+    stats (novelty columns included) and winner of a straight run of 4 generations."""
+    from support.runs import stats_table
+    from support.searches import maze_cfg
+    config = maze_cfg(tmp_path, "maze-novelty-fitness.cfg", pop=10, steps=15, generations=4)
+    straight, part = tmp_path / "straight", tmp_path / "part"
+    assert neatpar_cli("evolve", "--config", config, "--out", str(straight), "--quiet").returncode == 0
+    first = neatpar_cli("evolve", "--config", config, "--out", str(part), "--quiet", "--generations", "2")
+    assert first.returncode == 0, first.stderr
+    resumed = neatpar_cli("evolve", "--resume", str(part / "checkpoints" / "checkpoint-2.gz"), "--generations", "4",
+                          "--quiet")
+    assert resumed.returncode == 0, resumed.stderr
+    timing = ("seconds", "scored_steps_per_s")
+    rows = [{k: v for k, v in row.items() if k not in timing} for row in stats_table(straight / "stats.csv")]
+    assert rows == [{k: v for k, v in row.items() if k not in timing} for row in stats_table(part / "stats.csv")]
+    assert len(rows) == 4 and rows[-1]["mean_novelty"] != "" and int(rows[-1]["archive_size"]) > 0
+    assert json.load(open(part / "winner.json")) == json.load(open(straight / "winner.json"))
+
+
 @pytest.mark.slow
 def test_a_map_elites_run_resumes_exactly_and_exports_and_plays_any_elite(tmp_path):
     """configs/maze-map-elites.cfg, small: the archive is in the checkpoint, so a run interrupted by
