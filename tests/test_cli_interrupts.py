@@ -73,17 +73,22 @@ def test_signals_held_for_a_block_are_raised_after_it_first_one_first():
 
 
 def test_the_handlers_found_are_put_back():
+    """Whatever they were (a shell that starts a job in the background leaves SIGINT ignored)."""
     def mine(signum, frame):
         pass
-    previous = signal.signal(signal.SIGTERM, mine)
+
+    def also_mine(signum, frame):
+        pass
+    previous = signal.signal(signal.SIGTERM, mine), signal.signal(signal.SIGINT, also_mine)
     try:
         with Interrupts():
             assert signal.getsignal(signal.SIGTERM) is not mine
-            assert signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+            assert signal.getsignal(signal.SIGINT) is not also_mine
         assert signal.getsignal(signal.SIGTERM) is mine
-        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        assert signal.getsignal(signal.SIGINT) is also_mine
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGTERM, previous[0])
+        signal.signal(signal.SIGINT, previous[1])
 
 
 SECOND_SIGNAL = """
