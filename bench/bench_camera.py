@@ -8,7 +8,7 @@ the task's SOLVED return, the wall time until then, the best fitness of the run,
 mean return over --episodes fresh episodes (`neatpar play`): the task counts as solved when that is
 at least SOLVED.
 
-Usage: nice -n 10 python bench/bench_camera.py [--seeds 1 2 3 4 5] [--generations G] [--episodes E] [--jobs J]
+Usage: nice -n 19 python bench/bench_camera.py [--seeds 1 2 3 4 5] [--generations G] [--episodes E] [--jobs J]
 (--jobs: runs at once, each its own `neatpar evolve`; the times then include their sharing the cores)
 """
 import argparse
@@ -62,7 +62,7 @@ def one_run(method: str, seed: int, generations: int, episodes: int, folder: str
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3, 4, 5])
-    parser.add_argument("--generations", type=int, default=10)
+    parser.add_argument("--generations", type=int, default=48)
     parser.add_argument("--episodes", type=int, default=64, help="episodes of the winner's check (neatpar play)")
     parser.add_argument("--jobs", type=int, default=1, help="runs at once")
     args = parser.parse_args()
