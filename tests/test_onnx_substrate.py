@@ -245,3 +245,31 @@ def test_a_solution_of_the_camera_build_plays_the_kernels_returns_in_onnxruntime
         lambda obs: session.run(["continuous_actions"], {"obs_0": obs[0].transpose(0, 3, 1, 2)})[0], "camera", args, 16)
     assert np.allclose(through_onnx, through_kernel, atol=1e-4)
     assert np.mean(through_kernel) >= SOLVED and len(set(np.round(through_kernel, 6))) > 1, through_kernel
+
+
+
+def test_an_evolved_camera_winner_plays_the_kernels_returns_in_onnxruntime(tmp_path):
+    """tests/fixtures/camera-winner.json, the winner of `neatpar evolve --config configs/camera.cfg
+    --seed 4` (48 generations), on camera.cfg's substrate: its model in onnxruntime plays every
+    agent's episode to the kernel's return, and those solve the task."""
+    import os
+    from neatpar.sim.camera import SOLVED
+    from neatpar.types.genome_file import load_genome
+    from support.onnx_models import play_returns
+    from support.paths import CONFIGS
+    substrate = make_substrate(IOShapes(((16, 16, 3),), 2), "", f"{CONFIGS}/camera-substrate.json", "tanh",
+                               Query(threshold=0.05, leo=True))
+    config = neat.Config(neat.DefaultGenome, neat.DefaultReproduction, neat.DefaultSpeciesSet, neat.DefaultStagnation,
+                         f"{CONFIGS}/camera.cfg")
+    genome = load_genome(os.path.join(os.path.dirname(__file__), "fixtures", "camera-winner.json"), config)
+    kernel = SubstratePopulation.create([genome], config, substrate)
+    session = checked_session(export_substrate_policy(genome, config, substrate))
+    args = ["--agents", "16", "--max-steps", "40"]
+    through_kernel = play_returns(
+        lambda obs: np.clip(kernel.activate(obs[0].reshape(len(obs[0]), -1), np.zeros(len(obs[0]), np.int64)), -1, 1),
+        "camera", args, 16, seed=11)
+    through_onnx = play_returns(
+        lambda obs: session.run(["continuous_actions"], {"obs_0": obs[0].transpose(0, 3, 1, 2)})[0], "camera", args, 16,
+        seed=11)
+    assert np.allclose(through_onnx, through_kernel, atol=1e-4)
+    assert np.mean(through_kernel) >= SOLVED, through_kernel
