@@ -222,54 +222,54 @@ def test_what_cannot_be_exported_is_a_one_line_error(tmp_path):
         export_substrate_policy(genome, config, substrate, IOShapes(((4,),), 1))
 
 
-def test_a_solution_of_the_camera_build_plays_the_kernels_returns_in_onnxruntime(tmp_path):
-    """configs/camera.cfg's substrate (the 16 x 16 RGB camera, outputs at (1, 0) and (0, 1), its
-    query) with a CPPN of its search space that solves the task (support/camera.py's two tanh
-    nodes): the model in onnxruntime, fed the camera's images channels first as ML-Agents feeds
-    them, plays every agent's episode to the kernel's return, and those returns solve it."""
-    from neatpar.sim.camera import SOLVED
-    from support.camera import two_node_cppn
-    from support.onnx_models import play_returns
+
+def camera_substrate() -> Substrate:
+    """configs/camera.cfg's substrate: the 16 x 16 RGB camera, outputs at (1, 0) and (0, 1), its query."""
     from support.paths import CONFIGS
-    substrate = make_substrate(IOShapes(((16, 16, 3),), 2), "", f"{CONFIGS}/camera-substrate.json", "tanh",
-                               Query(threshold=0.05, leo=True))
-    config = cppn_config(tmp_path, substrate, activation_default="tanh", activation_options="tanh identity")
-    genome = two_node_cppn(config)
+    return make_substrate(IOShapes(((16, 16, 3),), 2), "", f"{CONFIGS}/camera-substrate.json", "tanh",
+                          Query(threshold=0.05, leo=True))
+
+
+def camera_returns(genome, config, substrate: Substrate, agents: int = 16, seed: int = 5) -> tuple[list, list]:
+    """Every agent's episode return on the camera build through the kernel and through the
+    genome's model in onnxruntime, fed the images channels first as ML-Agents feeds them."""
+    from support.onnx_models import play_returns
     kernel = SubstratePopulation.create([genome], config, substrate)
     session = checked_session(export_substrate_policy(genome, config, substrate))
-    args = ["--agents", "16", "--max-steps", "40"]
+    args = ["--agents", str(agents), "--max-steps", "40"]
     through_kernel = play_returns(
         lambda obs: np.clip(kernel.activate(obs[0].reshape(len(obs[0]), -1), np.zeros(len(obs[0]), np.int64)), -1, 1),
-        "camera", args, 16)
+        "camera", args, agents, seed)
     through_onnx = play_returns(
-        lambda obs: session.run(["continuous_actions"], {"obs_0": obs[0].transpose(0, 3, 1, 2)})[0], "camera", args, 16)
+        lambda obs: session.run(["continuous_actions"], {"obs_0": obs[0].transpose(0, 3, 1, 2)})[0], "camera", args,
+        agents, seed)
+    return through_kernel, through_onnx
+
+
+def test_a_solution_of_the_camera_build_plays_the_kernels_returns_in_onnxruntime(tmp_path):
+    """A CPPN of configs/camera.cfg's search space that solves the task (support/camera.py's two
+    tanh nodes) on its substrate: the model plays every agent's episode to the kernel's return,
+    and those returns solve it."""
+    from neatpar.sim.camera import SOLVED
+    from support.camera import two_node_cppn
+    substrate = camera_substrate()
+    config = cppn_config(tmp_path, substrate, activation_default="tanh", activation_options="tanh identity")
+    through_kernel, through_onnx = camera_returns(two_node_cppn(config), config, substrate)
     assert np.allclose(through_onnx, through_kernel, atol=1e-4)
     assert np.mean(through_kernel) >= SOLVED and len(set(np.round(through_kernel, 6))) > 1, through_kernel
 
 
-
-def test_an_evolved_camera_winner_plays_the_kernels_returns_in_onnxruntime(tmp_path):
+def test_an_evolved_camera_winner_plays_the_kernels_returns_in_onnxruntime():
     """tests/fixtures/camera-winner.json, the winner of `neatpar evolve --config configs/camera.cfg
-    --seed 4` (48 generations), on camera.cfg's substrate: its model in onnxruntime plays every
-    agent's episode to the kernel's return, and those solve the task."""
+    --seed 4` (48 generations): its model plays every agent's episode to the kernel's return, and
+    those solve the task."""
     import os
     from neatpar.sim.camera import SOLVED
     from neatpar.types.genome_file import load_genome
-    from support.onnx_models import play_returns
     from support.paths import CONFIGS
-    substrate = make_substrate(IOShapes(((16, 16, 3),), 2), "", f"{CONFIGS}/camera-substrate.json", "tanh",
-                               Query(threshold=0.05, leo=True))
     config = neat.Config(neat.DefaultGenome, neat.DefaultReproduction, neat.DefaultSpeciesSet, neat.DefaultStagnation,
                          f"{CONFIGS}/camera.cfg")
     genome = load_genome(os.path.join(os.path.dirname(__file__), "fixtures", "camera-winner.json"), config)
-    kernel = SubstratePopulation.create([genome], config, substrate)
-    session = checked_session(export_substrate_policy(genome, config, substrate))
-    args = ["--agents", "16", "--max-steps", "40"]
-    through_kernel = play_returns(
-        lambda obs: np.clip(kernel.activate(obs[0].reshape(len(obs[0]), -1), np.zeros(len(obs[0]), np.int64)), -1, 1),
-        "camera", args, 16, seed=11)
-    through_onnx = play_returns(
-        lambda obs: session.run(["continuous_actions"], {"obs_0": obs[0].transpose(0, 3, 1, 2)})[0], "camera", args, 16,
-        seed=11)
+    through_kernel, through_onnx = camera_returns(genome, config, camera_substrate(), seed=11)
     assert np.allclose(through_onnx, through_kernel, atol=1e-4)
     assert np.mean(through_kernel) >= SOLVED, through_kernel
