@@ -18,7 +18,12 @@ generation, and with its genes at the end. A difference aborts the benchmark.
 XOR: configs/xor.cfg at population 10,000, each generation's genomes compiled by
 `FeedForwardPopulation.create` and scored on the four cases in one kernel call (the fitness
 function, examples/xor_kernel.py's), with neat-python's classes and neatpar's in lockstep; the
-share of a generation outside that fitness function is the step's.
+share of a generation outside that fitness function is the step's. Then, in a plain run of the XOR
+script (neatpar's classes, StdOutReporter with species detail), the parts of that step that no
+implementation of the classes removes: Population.run's own loops, the reporter and
+DefaultStagnation (each timed in the run), the Mersenne Twister words the step drew (counted from
+the generator's states, then drawn again in C alone) and 10,000 bare genome objects made and freed;
+their share of a generation is the least any step can have.
 
 Step time per generation = Population.run(f, 1) minus the time spent in the fitness function (for
 the shapes, a cheap deterministic one that rewards size and reads no gene object, so genomes grow
@@ -36,12 +41,15 @@ import configparser
 import contextlib
 import dataclasses
 import gc
+import io
 import os
+import random
 import statistics
 import sys
 import tempfile
 import time
 
+import neat
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -301,6 +309,157 @@ def measure_xor(item: Shape, neatpar_impl: es.Implementation, folder: str) -> tu
                  for kept in times)
 
 
+class Clock:
+    """An object whose method calls are timed (CPU seconds, added up), otherwise unchanged: a
+    reporter, or the stagnation, of the run whose fixed costs are measured."""
+
+    def __init__(self, inner):
+        self._inner, self.seconds = inner, 0.0
+
+    def __getattr__(self, name):
+        attribute = getattr(self._inner, name)
+        if not callable(attribute):
+            return attribute
+
+        def timed(*args, **kwargs):
+            started = time.process_time()
+            try:
+                return attribute(*args, **kwargs)
+            finally:
+                self.seconds += time.process_time() - started
+        return timed
+
+
+@dataclasses.dataclass
+class Floor:
+    """Median milliseconds per generation of what a step costs whatever neatpar's classes do, in a
+    plain run of the XOR script (neatpar's classes, StdOutReporter with species detail)."""
+    generation_ms: float
+    fitness_ms: float
+    run_loops_ms: float      # Population.run's own loops over the population
+    reporters_ms: float      # StdOutReporter(True)
+    stagnation_ms: float     # neat.DefaultStagnation.update
+    words: int               # Mersenne Twister words the step drew
+    draws_ms: float          # those words drawn in C (numpy's MT19937), nothing else
+    objects_ms: float        # the population's genome objects (key and fitness) made, the old ones freed
+
+    @property
+    def total_ms(self) -> float:
+        return self.run_loops_ms + self.reporters_ms + self.stagnation_ms + self.draws_ms + self.objects_ms
+
+
+def words_drawn(before: tuple, after: tuple) -> int:
+    """How many 32-bit words `random` drew between two of its states (found by drawing them again
+    from `before` a block at a time, the state compared whenever its position matches `after`'s)."""
+    replay = random.Random()
+    replay.setstate(before)
+    target, position = after[1][:624], after[1][624]
+    words = 0
+    while True:
+        state = replay.getstate()[1]
+        if state[624] == position and state[:624] == target:
+            return words
+        block = (position - state[624]) % 624 or 624
+        replay.getrandbits(32 * block)
+        words += block
+
+
+def run_loops_seconds(population: neat.Population, fitness) -> float:
+    """Population.run's own work on the population around the fitness function: the list handed to
+    it, the best genome, the fitness criterion (neat-python's lines, run on the next generation
+    once `fitness` has scored it; Population.run scores it again)."""
+    fitness(list(population.population.items()), population.config)
+    started = time.process_time()
+    list(population.population.items())
+    best = None
+    for g in population.population.values():
+        if g.fitness is None:
+            raise RuntimeError(f"Fitness not assigned to genome {g.key}")
+        if best is None or g.fitness > best.fitness:
+            best = g
+    population.fitness_criterion(g.fitness for g in population.population.values())
+    return time.process_time() - started
+
+
+class Bare:
+    """A genome object at its least: a key and a fitness."""
+
+
+def objects_seconds(keys: list) -> float:
+    """Making one object per genome with its key and fitness into a dict, and freeing the last
+    generation's: what neat-python's population of genome objects costs at the least."""
+    def generation():
+        made = {}
+        for key in keys:
+            genome = Bare()
+            genome.key, genome.fitness = key, None
+            made[key] = genome
+        return made
+    kept = generation()
+    started = time.process_time()
+    kept = generation()  # noqa: F841 (the old generation is freed here, as in Population.run)
+    return time.process_time() - started
+
+
+def mersenne_seconds(words: int) -> float:
+    """`words` 32-bit words of the Mersenne Twister drawn in C, in one call."""
+    generator = np.random.MT19937(1)
+    started = time.process_time()
+    generator.random_raw(words)
+    return time.process_time() - started
+
+
+def measure_floor(item: Shape, path: str) -> Floor:
+    """A plain run of the XOR script with neatpar's classes, the fixed costs of its step timed."""
+    config = es.neatpar_classes().config(path)
+    population = neat.Population(config, seed=7)
+    stagnation = population.reproduction.stagnation = Clock(population.reproduction.stagnation)
+    reporter = Clock(neat.StdOutReporter(True))
+    population.add_reporter(reporter)
+    fitness = KernelXor()
+    kept: dict[str, list] = {name: [] for name in Floor.__dataclass_fields__}
+    with contextlib.redirect_stdout(io.StringIO()):
+        for generation in range(1, item.growth + item.measured + 1):
+            with alone():
+                before = (fitness.seconds, reporter.seconds, stagnation.seconds, random.getstate())
+                started = time.process_time()
+                population.run(fitness, 1)
+                total = time.process_time() - started
+                words = words_drawn(before[3], random.getstate())
+            if generation > item.growth:
+                for name, value in (("generation_ms", total), ("fitness_ms", fitness.seconds - before[0]),
+                                    ("reporters_ms", reporter.seconds - before[1]),
+                                    ("stagnation_ms", stagnation.seconds - before[2]), ("words", words),
+                                    ("draws_ms", mersenne_seconds(words)),
+                                    ("objects_ms", objects_seconds(list(population.population))),
+                                    ("run_loops_ms", run_loops_seconds(population, fitness))):
+                    kept[name].append(value)
+    return Floor(**{name: statistics.median(values) * (1 if name == "words" else 1e3)
+                    for name, values in kept.items()})
+
+
+FLOOR_HEADER = ("| part of the step | ms |\n|---|---|")
+
+
+def floor_rows(f: Floor, share: float = 0.3) -> str:
+    """The fixed costs, their share of a generation at the least, and the step a share allows."""
+    allowed = share / (1 - share) * f.fitness_ms
+    rows = [("Population.run's loops over the population (neat-python)", f.run_loops_ms),
+            ("StdOutReporter with species detail (neat-python)", f.reporters_ms),
+            ("DefaultStagnation.update (neat-python)", f.stagnation_ms),
+            (f"the step's {f.words:,.0f} Mersenne Twister words ({f.words / 1e4:.0f} a genome), drawn in C "
+             "and nothing else", f.draws_ms),
+            ("10,000 genome objects with a key and a fitness, made and the last ones freed", f.objects_ms),
+            ("**these together**", f.total_ms),
+            ("the whole step of this run (its generation less its fitness function)", f.generation_ms - f.fitness_ms),
+            ("its fitness function", f.fitness_ms),
+            (f"the step that {share:.0%} outside the fitness function allows", allowed)]
+    table = "\n".join(f"| {label} | {ms:,.2f} |" for label, ms in rows)
+    lowest = f.total_ms / (f.total_ms + f.fitness_ms)
+    return (f"{FLOOR_HEADER}\n{table}\n\nThese parts alone are {lowest:.0%} of a generation; the whole step is "
+            f"{(f.generation_ms - f.fitness_ms) / f.generation_ms:.0%}.")
+
+
 XOR_HEADER = ("| classes | generations measured | generation ms | fitness function ms (of which compile) "
               "| step ms | outside the fitness function | identical |\n|---|---|---|---|---|---|---|")
 
@@ -348,6 +507,8 @@ def main() -> None:
             item = xor_shape(args.quick)
             print(f"\n{item.label}: a generation, CPU ms (seed 7)\n" + XOR_HEADER, flush=True)
             print(xor_rows(item, *measure_xor(item, neatpar_impl, folder)), flush=True)
+            print(f"\n{item.label}, a plain run (no transcript): what the step costs whatever neatpar's classes do, "
+                  "median CPU ms per generation\n" + floor_rows(measure_floor(item, xor_config(folder))), flush=True)
         for title, items in ({} if args.no_scaling else scaling(args.quick)).items():
             print(f"\nHow the step grows with {title}\n" + HEADER.format("shape"), flush=True)
             for item in items:

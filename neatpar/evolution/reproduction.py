@@ -46,9 +46,9 @@ class DefaultReproduction(neat.DefaultReproduction):
             species.species = {}
             return {}
         spawn_amounts = self._spawn_amounts(remaining, all_fitnesses, pop_size)
-        snapshots = _records_of_object_form(remaining)
         species.species = {}
         jobs = [self._plan(s, spawn, species) for spawn, s in zip(spawn_amounts, remaining)]
+        snapshots = _records_of_object_form(jobs)
         new_population: dict = {}
         _core.breed(_core.ConfigView(config.genome_config), jobs, self.genome_indexer, config.genome_type,
                     new_population, self.ancestors, snapshots)
@@ -99,9 +99,10 @@ class DefaultReproduction(neat.DefaultReproduction):
         return elites, old_members[:cutoff], max(spawn, 0)
 
 
-def _records_of_object_form(remaining) -> dict:
-    """id(genome) -> its genes as records, for the members that keep gene objects (neat-python's
-    genomes, or neatpar's after code asked for the dicts): read once, used by every child. Nothing
-    changes a parent during a reproduction."""
-    return {id(g): _core.genes_of(g) for s in remaining for g in s.members.values()
+def _records_of_object_form(jobs) -> dict:
+    """id(genome) -> its genes as records, for the parents that keep gene objects (neat-python's
+    genomes, or neatpar's after code asked for the dicts): read once, used by every child. Only
+    parents are read (a species' survivors, not all its members); nothing changes a parent during
+    a reproduction."""
+    return {id(g): _core.genes_of(g) for _, parents, _ in jobs for _, g in parents
             if getattr(g, "_genes", None) is None}
