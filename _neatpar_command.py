@@ -1,13 +1,13 @@
-"""The `neatpar` command: neatpar.cli's main, with Ctrl+C (and SIGTERM, and Windows' SIGBREAK) held
-back while Python imports neatpar, so that they end the command quietly with exit status 130 (143)
-as at every later moment of a run. Raised inside the initialization of a C extension (numpy's, for
+"""The `neatpar` command: neatpar.cli's main, with Ctrl+C (and SIGTERM, a closed terminal's SIGHUP,
+and Windows' SIGBREAK) held back while Python imports neatpar, so that they end the command quietly
+with exit status 130 (143, 129) as at every later moment of a run. Raised inside the initialization of a C extension (numpy's, for
 one), a KeyboardInterrupt turns into an ImportError, is lost, or crashes the interpreter. The
 signals are neatpar.processes.stop_signals(), named here because importing neatpar is what they are
 held back for."""
 import signal
 import sys
 
-STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGBREAK")   # SIGBREAK: Windows only
+STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK")   # SIGHUP: POSIX only; SIGBREAK: Windows only
 
 
 def main() -> int:
@@ -20,6 +20,8 @@ def main() -> int:
         for sig, previous in held.items():
             signal.signal(sig, previous)
     if caught:
-        sys.stderr.write("\ninterrupted\n")
-        return 128 + (signal.SIGINT if caught[0] == signal.SIGINT else signal.SIGTERM)
+        first = caught[0]
+        if first != getattr(signal, "SIGHUP", None):   # a closed terminal takes no more output
+            sys.stderr.write("\ninterrupted\n")
+        return 128 + (first if first in (signal.SIGINT, getattr(signal, "SIGHUP", None)) else signal.SIGTERM)
     return run()

@@ -4,6 +4,7 @@ neatpar.sim are a separate program with their own.)"""
 from __future__ import annotations
 
 import re
+import signal
 
 
 class NeatparError(Exception):
@@ -124,7 +125,12 @@ class FastWireError(NeatparError, ImportError):
 
 
 class Terminated(BaseException):
-    """SIGTERM, turned into an exception so that an interrupted run saves its checkpoint."""
+    """SIGTERM (or another stop signal but Ctrl+C: SIGHUP, SIGBREAK), turned into an exception so
+    that an interrupted run saves its checkpoint; `signum` is the signal."""
+
+    def __init__(self, signum: int = signal.SIGTERM):
+        super().__init__(signum)
+        self.signum = signum
 
 
 class Interrupted(KeyboardInterrupt):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import signal
+import stat
 import subprocess
 
 # Start times as psutil gives them are seconds since the epoch, computed from the system clock: a
@@ -76,21 +77,50 @@ def kill_children() -> None:
 
 
 def stop_signals() -> tuple[int, ...]:
-    """The signals that ask a run to stop: SIGINT (Ctrl+C), SIGTERM and, where Python has it,
-    SIGBREAK (Windows: Ctrl+Break, and the console window closing)."""
-    return tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGBREAK") if hasattr(signal, name))
+    """The signals that ask a run to stop: SIGINT (Ctrl+C), SIGTERM and, where Python has them,
+    SIGHUP (POSIX: the terminal closed) and SIGBREAK (Windows: Ctrl+Break, and the console window
+    closing)."""
+    return tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK")
+                 if hasattr(signal, name))
 
 
 def console_signals() -> tuple[int, ...]:
     """The signals a terminal sends to every process it runs, workers included: SIGINT (Ctrl+C)
-    and, where Python has it, SIGBREAK (Windows' Ctrl+Break)."""
-    return tuple(getattr(signal, name) for name in ("SIGINT", "SIGBREAK") if hasattr(signal, name))
+    and, where Python has them, SIGHUP (the terminal closed) and SIGBREAK (Windows' Ctrl+Break)."""
+    return tuple(getattr(signal, name) for name in ("SIGINT", "SIGHUP", "SIGBREAK") if hasattr(signal, name))
+
+
+def is_hangup(signum: int) -> bool:
+    """Whether `signum` is SIGHUP: the terminal the process wrote to is gone."""
+    return signum == getattr(signal, "SIGHUP", None)
 
 
 def exit_status(signum: int) -> int:
-    """The exit status of a run a signal stopped: 130 for Ctrl+C (128 + SIGINT), 143 (128 +
-    SIGTERM) for any other stop signal, Windows' SIGBREAK included."""
-    return 128 + (signal.SIGINT if signum == signal.SIGINT else signal.SIGTERM)
+    """The exit status of a run a signal stopped: 130 for Ctrl+C (128 + SIGINT), 129 for a closed
+    terminal (128 + SIGHUP), 143 (128 + SIGTERM) for any other stop signal, Windows' SIGBREAK
+    included."""
+    if signum == signal.SIGINT or is_hangup(signum):
+        return 128 + signum
+    return 128 + signal.SIGTERM
+
+
+def quiet_hung_up_terminal() -> None:
+    """Send what the process still prints to the null device where it went to a terminal (a
+    character device): after SIGHUP that terminal is gone, and a write to it fails (EIO). Files and
+    pipes keep their output."""
+    null = None
+    try:
+        for fd in (1, 2):
+            try:
+                to_terminal = stat.S_ISCHR(os.fstat(fd).st_mode)
+            except OSError:   # closed
+                continue
+            if to_terminal:
+                null = os.open(os.devnull, os.O_WRONLY) if null is None else null
+                os.dup2(null, fd)
+    finally:
+        if null is not None:
+            os.close(null)
 
 
 def signal_thread(thread_id: int, signum: int) -> None:

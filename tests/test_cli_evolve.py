@@ -244,6 +244,8 @@ def test_a_failed_start_leaves_no_runs_folder(tmp_path):
                             capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert result.returncode == 2 and "set num_inputs = 8" in result.stderr
     assert not (tmp_path / "runs").exists()
+    # The simulator had started and written its log; the error names none, so none is kept.
+    assert not [name for name in os.listdir(os.environ["TMPDIR"]) if name.startswith("neatpar-sim-logs-")]
 
 
 def test_out_naming_an_existing_run_is_refused_unless_resuming(tmp_path):

@@ -1,17 +1,22 @@
-"""Ctrl+C and SIGTERM in a run (neatpar/cli/interrupts.py), with real signals: raised as exceptions,
-raised again when C code swallows one, held back for a block, and a second one that waits for the
-checkpoint and then ends the process."""
+"""Ctrl+C, SIGTERM and a closed terminal in a run (neatpar/cli/interrupts.py), with real signals:
+raised as exceptions, raised again when C code swallows one, held back for a block, a second one
+that waits for the checkpoint and then ends the process, and a run whose terminal closes."""
+import os
 import signal
 import subprocess
 import sys
 import time
 
+import neat
 import numpy as np
 import pytest
 
 from neatpar.cli.interrupts import Interrupts
 from neatpar.errors import Terminated
+from support.configs import ball_cfg
 from support.paths import ROOT
+from support.processes import wait_gone
+from support.runs import hang_up
 
 EXCEPTIONS = [(signal.SIGINT, KeyboardInterrupt), (signal.SIGTERM, Terminated)]
 
@@ -112,3 +117,20 @@ def test_a_second_signal_waits_for_the_checkpoint_then_kills_and_exits_with_its_
                             timeout=60)
     assert result.stdout.splitlines() == ["the checkpoint is written", "killed"], result.stderr
     assert result.returncode == 130 and not result.stderr
+
+
+@pytest.mark.slow
+def test_a_run_whose_terminal_closes_saves_its_checkpoint_and_leaves_nothing(tmp_path):
+    """The terminal a run started in closes (SIGHUP, then every write to it fails), with pool
+    workers and a clip recorded every generation: the interrupted generation's checkpoint is saved
+    and loads, the exit status is 129, and no process or temporary file is left."""
+    config = ball_cfg(tmp_path, generations=200, interval=50, inference="pool", video_interval=1)
+    out = tmp_path / "run"
+    ended = hang_up("evolve", "--config", config, "--out", str(out), after="gen    2")
+    assert ended.status == 129, ended.received
+    assert ended.family, "the run had started no process"
+    assert not wait_gone(ended.family)
+    checkpoints = list((out / "checkpoints").glob("checkpoint-*.gz"))
+    assert checkpoints and not list((out / "checkpoints").glob(".*tmp*"))
+    assert neat.Checkpointer.restore_checkpoint(str(checkpoints[0])).generation >= 2
+    assert not [name for name in os.listdir(os.environ["TMPDIR"]) if name.startswith("neatpar-")]

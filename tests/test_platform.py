@@ -95,10 +95,10 @@ PATHS = ("/proc", "/dev/shm", "/tmp", ".x86_64")   # string constants that name 
 # The places allowed, each with what it may name and why.
 PLACES = {
     "neatpar/processes.py": (   # the system's processes, chosen by what Python offers
-        {"process_cpu_count", "sched_getaffinity", "os.cpu_count", "SIGBREAK", "pthread_kill", "setsid",
+        {"process_cpu_count", "sched_getaffinity", "os.cpu_count", "SIGBREAK", "SIGHUP", "pthread_kill", "setsid",
          "start_new_session", "creationflags", "CREATE_NEW_PROCESS_GROUP"}),
     "neatpar/envs/unity/builds.py": {"sys.platform", ".x86_64"},   # build names are per platform, as mlagents-envs has them
-    "_neatpar_command.py": {"SIGBREAK"},            # the stop signals held while neatpar imports, without neatpar
+    "_neatpar_command.py": {"SIGBREAK", "SIGHUP"},  # the stop signals held while neatpar imports, without neatpar
     "setup.py": {"os.name"},                        # -pthread for POSIX compilers only
     "bench/bench_evaluator.py": {"fork"},           # neat-python's pool with fork, measured where there is fork
 }

@@ -100,13 +100,34 @@ def test_a_process_kills_its_own_children_and_lives_on():
     assert not wait_gone([int(pid) for pid in codes_and_pids[2:]])
 
 
-def test_the_stop_signals_are_ctrl_c_sigterm_and_windows_sigbreak_where_there_is_one(monkeypatch):
-    assert processes.stop_signals() == (signal.SIGINT, signal.SIGTERM)
-    assert processes.console_signals() == (signal.SIGINT,)
-    monkeypatch.setattr(signal, "SIGBREAK", 21, raising=False)   # as Windows' signal module has it
+def test_the_stop_signals_are_ctrl_c_sigterm_sighup_and_windows_sigbreak_where_there_is_one(monkeypatch):
+    assert processes.stop_signals() == (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    assert processes.console_signals() == (signal.SIGINT, signal.SIGHUP)
+    assert [processes.exit_status(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)] == [130, 143, 129]
+    monkeypatch.delattr(signal, "SIGHUP")   # as on Windows,
+    monkeypatch.setattr(signal, "SIGBREAK", 21, raising=False)   # whose signal module has SIGBREAK
     assert processes.stop_signals() == (signal.SIGINT, signal.SIGTERM, 21)
     assert processes.console_signals() == (signal.SIGINT, 21)
     assert [processes.exit_status(s) for s in (signal.SIGINT, signal.SIGTERM, 21)] == [130, 143, 143]
+
+
+def test_after_a_hang_up_output_to_a_terminal_goes_nowhere_and_output_to_a_file_stays(tmp_path):
+    """A pseudo-terminal on stdout, a file on stderr: after quiet_hung_up_terminal the terminal
+    receives nothing more, the file all that is written."""
+    import pty
+    master, slave = pty.openpty()
+    log = tmp_path / "stderr.txt"
+    script = ("import os, sys\nfrom neatpar import processes\n"
+              "print('before', flush=True)\nprocesses.quiet_hung_up_terminal()\n"
+              "print('after', flush=True)\nprint('to the file', file=sys.stderr, flush=True)\n")
+    with open(log, "w") as stderr:
+        done = subprocess.run([sys.executable, "-c", script], stdout=slave, stderr=stderr, timeout=60)
+    os.close(slave)
+    received = os.read(master, 65536).decode()
+    os.close(master)
+    assert done.returncode == 0
+    assert "before" in received and "after" not in received
+    assert log.read_text() == "to the file\n"
 
 
 @pytest.mark.parametrize("pthread_kill", [True, False], ids=["pthread_kill", "raise_signal"])

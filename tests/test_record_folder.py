@@ -6,6 +6,7 @@ import json
 import multiprocessing
 import os
 import shutil
+import tempfile
 import time
 
 import filelock
@@ -117,18 +118,33 @@ def test_a_folder_with_other_files_is_not_claimed_for_a_new_run(tmp_path):
     assert os.listdir(tmp_path) == ["notes.txt"]
 
 
-def test_discarding_a_failed_start_keeps_the_simulators_logs(tmp_path):
+def failed_start(tmp_path) -> RunFolder:
+    """A new run's folder whose simulator wrote a log, as a start that failed leaves it."""
     folder = RunFolder(str(tmp_path / "runs" / "failed"), RUN)
     os.makedirs(folder.logs)
     with open(os.path.join(folder.logs, "Player-0.log"), "w") as f:
         f.write("error: the game could not start\n")
-    old, new = folder.discard()
+    return folder
+
+
+def test_discarding_a_failed_start_whose_error_names_a_log_keeps_the_simulators_logs(tmp_path):
+    folder = failed_start(tmp_path)
+    old, new = folder.discard(keep_logs=True)
     folder.release()
     try:
         assert old == folder.logs and not os.path.exists(tmp_path / "runs")  # nothing else is left
         assert open(os.path.join(new, "Player-0.log")).read() == "error: the game could not start\n"
     finally:
         shutil.rmtree(new)
+
+
+def test_discarding_a_failed_start_whose_error_names_no_log_takes_the_logs_away(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "temporary"))   # where kept logs would go
+    os.makedirs(tempfile.tempdir)
+    folder = failed_start(tmp_path)
+    assert folder.discard() is None
+    folder.release()
+    assert not os.path.exists(tmp_path / "runs") and os.listdir(tempfile.tempdir) == []
 
 
 def test_discarding_a_folder_without_logs_keeps_nothing(tmp_path):

@@ -1,8 +1,9 @@
 """The `neatpar` command's line: `evolve` (evolve.py), `play` and `export` (genome_commands.py).
 
 Exit status: 0 done, 2 bad input (one line naming the fix), 1 failure during the run (also
-complete extinction, with the run folder complete), 130 after Ctrl+C and 143 after SIGTERM at any
-moment (a checkpoint of the interrupted generation is saved once one has started).
+complete extinction, with the run folder complete), 130 after Ctrl+C, 143 after SIGTERM and 129
+when the terminal closes (SIGHUP) at any moment (a checkpoint of the interrupted generation is
+saved once one has started).
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from ..errors import ConfigError, NeatparError, Terminated
 from ..version import __version__
 from .evolve import evolve
 from .genome_commands import export, play
+from .interrupts import exit_status
 
 SECURITY_NOTE = (
     "Checkpoints and .pickle genomes are pickles, and loading a pickle runs code: neatpar only loads "
@@ -112,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
         return {"evolve": evolve, "play": play, "export": export}[args.command](args)
     except (KeyboardInterrupt, Terminated) as stop:  # before a run began, or in play / export
         print("\ninterrupted", file=sys.stderr)
-        return 143 if isinstance(stop, Terminated) else 130
+        return exit_status(stop)
     except ConfigError as error:
         print(f"neatpar: error: {error}", file=sys.stderr)
         return 2

@@ -4,8 +4,8 @@ evaluator, the populations' course, the winner's files. A run's settings are sto
 (config/run_settings.py), so `--resume CHECKPOINT` alone continues it exactly.
 
 Exit status: 0 done, 1 failure during the run (also complete extinction, with the run folder
-complete), 130 after Ctrl+C and 143 after SIGTERM at any moment (a checkpoint of the interrupted
-generation is saved once one has started).
+complete), 130 after Ctrl+C, 143 after SIGTERM and 129 when the terminal closes (SIGHUP) at any
+moment (a checkpoint of the interrupted generation is saved once one has started).
 """
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ from ..record.tensorboard import EventLog
 from ..run.evaluator import EnvEvaluator
 from .alternation import Alternation
 from .clips import ClipReporter, Clips, ClipSchedule
-from .interrupts import Interrupts
+from .interrupts import Interrupts, exit_status
 from .plan import Plan, make_plan
 from .progress import GenerationBar
 from .recorder import CheckpointSchedule, Reporting, RunRecorder
@@ -161,7 +161,7 @@ def _evolve(plan: Plan, interrupts: Interrupts) -> int:
         else:
             print("\ninterrupted before the first generation started", file=sys.stderr, flush=True)
         interrupts.release()
-        return 143 if isinstance(stop, Terminated) else 130
+        return exit_status(stop)
     except NeatparError as error:
         failure = error
         raise
@@ -176,8 +176,9 @@ def _evolve(plan: Plan, interrupts: Interrupts) -> int:
         if course is not None:
             course.close()  # before a discard: no writer thread is left with a file in the folder
         if not kept and completed == completed_before:  # nothing of this run was completed
-            moved = folder.discard()
-            if moved is not None and failure is not None:  # the error names the logs where they are now
+            named = failure is not None and folder.logs in str(failure)   # a simulator's log shown
+            moved = folder.discard(keep_logs=named)
+            if moved is not None:  # the error names the logs where they are now
                 failure.args = (str(failure).replace(moved.were, moved.now),)
         folder.release()
 

@@ -1,5 +1,5 @@
-"""Ctrl+C and SIGTERM (and Windows' SIGBREAK: Ctrl+Break, or the console closing) during `neatpar
-evolve`: one state machine in the main thread.
+"""Ctrl+C, SIGTERM and a closed terminal (SIGHUP; Windows' SIGBREAK: Ctrl+Break, or the console
+closing) during `neatpar evolve`: one state machine in the main thread.
 
     RUNNING --signal--> STOPPING --seen()--> SAVING --release()--> RELEASED
                          |      ^
@@ -14,8 +14,11 @@ STOPPING: the exception is on its way to the run's except block. C code that cle
           watcher thread sends the signal again, so that it is raised again somewhere else.
 SAVING:   the run's except block has it (`seen`): the checkpoint is being written; a second
           signal waits for the write to end.
-RELEASED: a second signal kills what the run started and ends the process at once (130 / 143,
-          processes.exit_status).
+RELEASED: a second signal kills what the run started and ends the process at once (130 / 129 /
+          143, processes.exit_status).
+
+A closed terminal's SIGHUP first sends what the run still prints to the null device
+(processes.quiet_hung_up_terminal): a write to that terminal would fail before the checkpoint.
 
 `held()` holds signals back for a block and raises the first one after it: C extensions (numpy's,
 gRPC's, protobuf's) turn a KeyboardInterrupt raised inside their initialization into an
@@ -35,6 +38,12 @@ from .. import processes
 from ..errors import Interrupted, Terminated
 
 SIGNALS = processes.stop_signals()
+
+
+def exit_status(stop: BaseException) -> int:
+    """The exit status of a command a stop signal ended: `stop` is its exception (a
+    KeyboardInterrupt for Ctrl+C, or Terminated)."""
+    return processes.exit_status(stop.signum if isinstance(stop, Terminated) else signal.SIGINT)
 
 
 class State(enum.Enum):
@@ -99,6 +108,8 @@ class Interrupts:
     # ------------------------------------------------------------ in the main thread
 
     def _on_signal(self, signum: int, frame) -> None:
+        if processes.is_hangup(signum):
+            processes.quiet_hung_up_terminal()
         if self._held is not None:
             self._held.append(signum)
         elif self.state in (State.RUNNING, State.STOPPING):
@@ -111,7 +122,7 @@ class Interrupts:
     def _exception(self, signum: int) -> BaseException:
         """The signal's exception, watched: when it is freed before the run has seen it, it was lost."""
         self.state = State.STOPPING
-        stop = Interrupted() if signum == signal.SIGINT else Terminated()
+        stop = Interrupted() if signum == signal.SIGINT else Terminated(signum)
         self._raised = weakref.ref(stop, lambda ref: self._on_freed(ref, signum))
         return stop
 

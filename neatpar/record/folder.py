@@ -131,15 +131,16 @@ class RunFolder:
                 self.release()
         return False
 
-    def discard(self) -> MovedLogs | None:
+    def discard(self, keep_logs: bool = False) -> MovedLogs | None:
         """Remove the folder, and the empty parents made for it, if this run created it (start-up
-        failed: nothing half-written stays, not even an empty runs/). The simulators' logs are
-        kept, moved to a folder of their own in the system's temporary folder: returns where they
-        were and where they are now, None when there were none."""
+        failed: nothing half-written stays, not even an empty runs/). With `keep_logs` (the error
+        names them), the simulators' logs are kept, moved to a folder of their own in the system's
+        temporary folder: returns where they were and where they are now, None when there were
+        none or they went with the folder."""
         if not self.created:
             return None
         moved = None
-        if os.path.isdir(self.logs) and os.listdir(self.logs):
+        if keep_logs and os.path.isdir(self.logs) and os.listdir(self.logs):
             kept = tempfile.mkdtemp(prefix=f"neatpar-sim-logs-{os.path.basename(self.path)}-")
             for name in os.listdir(self.logs):
                 shutil.move(os.path.join(self.logs, name), os.path.join(kept, name))

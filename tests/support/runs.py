@@ -1,6 +1,7 @@
 """neatpar runs: the command line in a subprocess (read as it writes, on a pseudo-terminal),
 its stats, and evaluators on env hosts of the simulator builds."""
 import csv
+import dataclasses
 import os
 import queue
 import subprocess
@@ -231,6 +232,47 @@ def on_terminal(*args, timeout=300) -> str:
             proc.wait()
         os.close(master)
     return received.decode()
+
+
+@dataclasses.dataclass
+class HungUp:
+    """What a run whose terminal closed left: its exit status, the processes it had started
+    (PIDs), and what its terminal had received."""
+    status: int
+    family: set
+    received: str
+
+
+def hang_up(*args, after: str, timeout=120) -> HungUp:
+    """`neatpar ARGS` as the session leader of a pseudo-terminal of its own (its controlling
+    terminal: stdin, stdout and stderr), until the terminal has shown `after`; then the terminal
+    closes (its master side: the kernel sends SIGHUP, and writes to it fail from then on)."""
+    import fcntl
+    import pty
+    import select
+    import termios
+
+    import psutil
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([NEATPAR_COMMAND, *args], stdin=slave, stdout=slave, stderr=slave, cwd=ROOT,
+                            start_new_session=True, preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0))
+    os.close(slave)
+    received, deadline = b"", time.monotonic() + timeout
+    try:
+        while after.encode() not in received:
+            assert time.monotonic() < deadline and proc.poll() is None, received.decode(errors="replace")
+            if select.select([master], [], [], 1.0)[0]:
+                received += os.read(master, 65536)
+        family = {p.pid for p in psutil.Process(proc.pid).children(recursive=True)}
+        os.close(master)
+        master = None
+        return HungUp(proc.wait(timeout=60), family, received.decode(errors="replace"))
+    finally:
+        if master is not None:
+            os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 def screen(output: str) -> list[str]:
