@@ -17,6 +17,10 @@ class ConfigError(NeatparError, ValueError):
     """A bad option, config key or value."""
 
 
+class FolderTaken(ConfigError):
+    """The run folder asked for holds a run already, or another neatpar run holds it now."""
+
+
 class EnvironmentMismatch(ConfigError):
     """The environment does not fit the config (behaviors, observation or action widths)."""
 

@@ -4,6 +4,7 @@ start, Ctrl+C and SIGTERM, what it prints for its watchers."""
 import gzip
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -246,6 +247,21 @@ def test_a_failed_start_leaves_no_runs_folder(tmp_path):
     assert not (tmp_path / "runs").exists()
     # The simulator had started and written its log; the error names none, so none is kept.
     assert not [name for name in os.listdir(os.environ["TMPDIR"]) if name.startswith("neatpar-sim-logs-")]
+
+
+def test_a_run_whose_default_folder_another_run_has_takes_the_next_number(tmp_path):
+    """Runs started in the same second get the same default name: every name the run could get in
+    the next minute holds a run already, so it must take the next one (`-2`)."""
+    now = time.time()
+    for second in range(-1, 61):
+        taken = tmp_path / "runs" / f"ball-{time.strftime('%Y%m%d-%H%M%S', time.localtime(now + second))}"
+        taken.mkdir(parents=True, exist_ok=True)
+        (taken / "run.json").write_text("{}")
+    result = subprocess.run([sys.executable, "-m", "neatpar.cli", "evolve", "--config", ball_cfg(tmp_path, generations=1)],
+                            capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert result.returncode == 0, result.stderr
+    folder = result.stdout.splitlines()[0].split(" -> ")[1].split(" (generations")[0]
+    assert re.fullmatch(r".*/runs/ball-\d{8}-\d{6}-2", folder) and os.path.exists(os.path.join(folder, "winner.json"))
 
 
 def test_out_naming_an_existing_run_is_refused_unless_resuming(tmp_path):

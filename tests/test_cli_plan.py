@@ -36,8 +36,9 @@ def test_a_new_run_takes_its_config_and_the_flags_typed_and_a_seeded_population(
     assert plan.run.config_text == open(config).read()
     assert re.fullmatch(r"runs/ball-\d{8}-\d{6}", plan.out) and not os.path.exists("runs")  # nothing made yet
     assert plan.start.done == 0 and plan.start.rows == [] and plan.start.checkpoint is None and not plan.here
+    assert plan.default_out
     again = planned("--config", config, "--generations", "7", "--out", str(tmp_path / "mine"))
-    assert again.out == str(tmp_path / "mine")
+    assert again.out == str(tmp_path / "mine") and not again.default_out
     assert [genes_of(g) for g in again.start.population.population.values()] == \
            [genes_of(g) for g in plan.start.population.population.values()]   # the config's seed
 

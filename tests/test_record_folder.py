@@ -56,6 +56,21 @@ def test_processes_claiming_one_folder_at_the_same_moment_leave_one_run(tmp_path
     assert json.load(open(os.path.join(path, "run.json"))) == RUN.to_dict()
 
 
+def test_a_default_name_another_run_has_is_followed_by_the_first_free_number(tmp_path):
+    """A run holding `run`, a finished one in `run-2`: a new run with a name it did not choose gets
+    `run-3`; the name asked for, if free, as it is."""
+    path = str(tmp_path / "run")
+    running = RunFolder(path, RUN)
+    RunFolder(path + "-2", RUN).release()
+    try:
+        third = RunFolder.first_free(path, RUN)
+        assert third.path == path + "-3" and os.path.exists(os.path.join(path + "-3", "run.json"))
+        third.release()
+        assert RunFolder.first_free(str(tmp_path / "other"), RUN).path == str(tmp_path / "other")
+    finally:
+        running.release()
+
+
 def test_a_held_folder_cannot_be_resumed_until_its_run_ends(tmp_path):
     path = str(tmp_path / "run")
     first = RunFolder(path, RUN)

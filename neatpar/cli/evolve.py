@@ -104,7 +104,8 @@ def _evolve(plan: Plan, interrupts: Interrupts) -> int:
         # checks the build (a Gymnasium one: makes it once)
         evaluator = EnvEvaluator.from_settings(settings, configs=plan.configs)
     try:
-        folder = RunFolder(plan.out, plan.run, resume=plan.here)
+        folder = (RunFolder.first_free(plan.out, plan.run) if plan.default_out
+                  else RunFolder(plan.out, plan.run, resume=plan.here))
     except BaseException:
         evaluator.close()
         raise

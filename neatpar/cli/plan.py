@@ -49,8 +49,9 @@ class Start:
 class Plan:
     """Everything a run is made of before anything starts: its settings (as stored with the run),
     where it starts, its folder (`here`: the resumed checkpoint's own folder), the notes about
-    settings a resume changed, whether it prints progress (not when `quiet`) and the checkpoint it
-    resumes from (`resume`, None for a new run). An asymmetric self-play run's `configs` are its
+    settings a resume changed, whether it prints progress (not when `quiet`), the checkpoint it
+    resumes from (`resume`, None for a new run) and whether `out` is a default name (`default_out`:
+    another one is taken when a run started in the same second has it). An asymmetric self-play run's `configs` are its
     populations' neat configs (`config` is the first one's, the checkpoints' neat-python part)."""
     run: RunSettings
     config: neat.Config
@@ -62,6 +63,7 @@ class Plan:
     configs: dict | None = None
     quiet: bool = False
     resume: str | None = None
+    default_out: bool = False
 
 
 def _default_out(config_path: str) -> str:
@@ -119,7 +121,7 @@ def make_plan(args) -> Plan:
     config, configs = _populations(config, settings, run)
     population = neat.Population(config, seed=settings.seed)
     return Plan(run, config, settings, Start(population, []), args.out or _default_out(args.config),
-                configs=configs, quiet=args.quiet)
+                configs=configs, quiet=args.quiet, default_out=args.out is None)
 
 
 def _plan_resume(args) -> Plan:

@@ -18,7 +18,7 @@ from typing import NamedTuple
 import filelock
 
 from ..config.run_settings import RunSettings
-from ..errors import ConfigError
+from ..errors import ConfigError, FolderTaken
 from ..nn.substrate import Substrate
 from ..nn.substrate_file import read_substrate, write_substrate
 from ..types.environment import Layout, Sensor
@@ -72,6 +72,17 @@ class RunFolder:
             self._refuse()
             raise
 
+    @classmethod
+    def first_free(cls, path: str, run: RunSettings, tries: int = 100) -> RunFolder:
+        """A new run's folder at `path`, or else at `path-2`, `path-3`, ...: for a name the user did
+        not choose (runs started in the same second get the same default name)."""
+        for number in range(1, tries + 1):
+            try:
+                return cls(path if number == 1 else f"{path}-{number}", run)
+            except FolderTaken:
+                if number == tries:
+                    raise
+
     def _claim(self, run: RunSettings | None, resume: bool) -> None:
         """run.json written (exclusively for a new run), checkpoints/ made, writing checked."""
         try:
@@ -81,7 +92,7 @@ class RunFolder:
                     write_atomic(self.run_file, record)
                 elif set(os.listdir(self.path)) - {LOCK_FILE} or not _create_exclusive(self.run_file, record):
                     self.created = []
-                    raise ConfigError(f"run folder {self.path} already holds a run: choose a new --out, or "
+                    raise FolderTaken(f"run folder {self.path} already holds a run: choose a new --out, or "
                                       f"continue that run with --resume {self.checkpoint_path('N')}")
                 os.makedirs(os.path.join(self.path, "checkpoints"), exist_ok=True)
             probe = os.path.join(self.path, f".write-test-{os.getpid()}")
@@ -291,7 +302,7 @@ def _lock_folder(path: str) -> int:
         raise
     if not locked:
         os.close(fd)
-        raise ConfigError(f"run folder {path} is in use by another neatpar run: choose another --out, or wait for "
+        raise FolderTaken(f"run folder {path} is in use by another neatpar run: choose another --out, or wait for "
                           f"that run to end")
     return fd
 
