@@ -211,6 +211,11 @@ def test_interrupt_checkpoints_and_resume_alone_continues(tmp_path, sig, code):
     latest = max(checkpoints, key=lambda p: int(p.name.split("-")[1].split(".")[0]))
     generation = int(latest.name.split("-")[1].split(".")[0])
     assert err.strip().endswith(f"resume with --resume {latest}"), err
+    # The best genome so far is left where a finished run leaves its winner, for play and export.
+    assert run.lines[-1] == f"best genome so far: {out / 'winner.json'}\n", run.lines
+    winner = genome_from_dict(json.load(open(out / "winner.json")))
+    assert winner.fitness == max(float(row[1]) for row in stats_rows(out))
+    assert (out / "winner.onnx").exists()
     # What the message suggests, as it says: the checkpoint alone (the run's settings are in it).
     resumed = neatpar_cli("evolve", "--resume", str(latest), "--generations", str(generation + 1))
     assert resumed.returncode == 0, resumed.stderr

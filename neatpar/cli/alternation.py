@@ -142,20 +142,10 @@ class Alternation:
         self.evaluator.close()
         selfplay = self.evaluator.selfplay
         files = [self.folder.save_league(selfplay.describe())]
-        layouts = {}   # as the game reported them to either population's first generation
-        for side in self.sides:
-            layouts.update(load_behaviors(side.folder.path) or {})
+        layouts = self._layouts()
         for side in self.sides:
             member = selfplay.winner(side.behavior)
-            files += side.folder.save_winner(member.genome, side.config)
-            if layouts and not side.folder.has_behaviors():   # a population that never had its turn
-                side.folder.save_behaviors(layouts, {r.behavior: r.role for r in self.settings.behaviors})
-            if side.behavior in layouts:
-                try:
-                    files.append(write_model(member.genome, side.config, self.settings, layouts[side.behavior],
-                                             os.path.join(side.folder.path, "winner.onnx")))
-                except ExportError as error:
-                    print(f"neatpar: warning: no winner.onnx for {side.behavior}: {error}", file=sys.stderr)
+            files += self._winner_files(side, member.genome, layouts)
             files += side.folder.plot(side.rows)
             if side.clips is not None and side.clips.latest is not None:
                 files.append(side.clips.latest)
@@ -165,6 +155,38 @@ class Alternation:
                       f"{member.rating:.1f})")
         if not self.quiet:
             print("".join(f"  {path}\n" for path in files), end="", flush=True)
+        return files
+
+    def keep_best(self) -> list[str]:
+        """Each population's best-rated member so far, its files and model, for a run stopped early
+        (no round-robin, no plots: it stops now)."""
+        selfplay, layouts = self.evaluator.selfplay, self._layouts()
+        if not selfplay.has_members():   # stopped before every population had its turn
+            return []
+        files = [self.folder.save_league(selfplay.describe())]
+        for side in self.sides:
+            files += self._winner_files(side, selfplay.winner(side.behavior).genome, layouts)
+        return files
+
+    def _layouts(self) -> dict:
+        """The behaviors' layouts, as the game reported them to either population's first generation."""
+        layouts = {}
+        for side in self.sides:
+            layouts.update(load_behaviors(side.folder.path) or {})
+        return layouts
+
+    def _winner_files(self, side, genome, layouts: dict) -> list[str]:
+        """A population's winner files in its folder, with its model for Unity where the game's
+        layout is known."""
+        files = side.folder.save_winner(genome, side.config)
+        if layouts and not side.folder.has_behaviors():   # a population that never had its turn
+            side.folder.save_behaviors(layouts, {r.behavior: r.role for r in self.settings.behaviors})
+        if side.behavior in layouts:
+            try:
+                files.append(write_model(genome, side.config, self.settings, layouts[side.behavior],
+                                         os.path.join(side.folder.path, "winner.onnx")))
+            except ExportError as error:
+                print(f"neatpar: warning: no winner.onnx for {side.behavior}: {error}", file=sys.stderr)
         return files
 
     def close(self) -> None:

@@ -82,6 +82,12 @@ class OnePopulation:
         _final_round_robin(self.evaluator, self.plan.quiet)
         _finish(self.plan, self.folder, self.evaluator, self.rows, self.clips.latest if self.clips else None)
 
+    def keep_best(self) -> list[str]:
+        """The best genome so far, its files and models, for a run stopped early (no round-robin,
+        no plots: it stops now); nothing before a generation was scored."""
+        best = self.evaluator.best_so_far
+        return [] if best is None else _winner_files(self.plan, self.folder, self.evaluator, best)
+
     def close(self) -> None:
         self.events.close()
         if self.clips is not None:
@@ -162,6 +168,11 @@ def _evolve(plan: Plan, interrupts: Interrupts) -> int:
         else:
             print("\ninterrupted before the first generation started", file=sys.stderr, flush=True)
         interrupts.release()
+        if kept:   # a second signal from here on ends the process at once: the checkpoint is whole
+            try:
+                _show_best_so_far(course.keep_best())
+            except OSError as error:
+                print(f"neatpar: warning: the best genome so far was not written ({error})", file=sys.stderr)
         return exit_status(stop)
     except NeatparError as error:
         failure = error
@@ -200,23 +211,13 @@ def _finish(plan: Plan, folder: RunFolder, evaluator: EnvEvaluator, rows: list, 
     """The winner files, its models for Unity and the plot of a run that ended (the simulator is
     no longer needed); what the run left, the commands that play and watch it and its latest
     clip, `clip` (with --quiet, the winner and its file only)."""
-    config, settings, quiet = plan.config, plan.settings, plan.quiet
+    config, quiet = plan.config, plan.quiet
     evaluator.close()
     # The best genome found, as it was when it scored best (neat-python's best_genome is the
     # live object, whose fitness a later generation may have overwritten); in self-play the
     # league's winner.
     best = evaluator.winner
-    files = folder.save_winner(best, config)
-    substrate = os.path.join(folder.path, SUBSTRATE_FILE)   # with winner.json, all a hyperneat winner's network needs
-    if os.path.isfile(substrate):
-        files.append(substrate)
-    if evaluator.selfplay is not None:
-        files.append(folder.save_league(evaluator.selfplay.describe()))
-    try:
-        files += write_winner_models(best, config, settings, load_behaviors(folder.path) or {}, folder.path,
-                                     evaluator.geometry or load_substrate(folder.path))
-    except ExportError as error:  # e.g. a function registered on the config: the run itself is fine
-        print(f"neatpar: warning: no winner.onnx: {error}", file=sys.stderr)
+    files = _winner_files(plan, folder, evaluator, best)
     plots = folder.plot(rows)
     archive = evaluator.search.elites
     if archive is not None:
@@ -236,6 +237,30 @@ def _finish(plan: Plan, folder: RunFolder, evaluator: EnvEvaluator, rows: list, 
     if clip is not None:
         print(f"see it: {_shown_path(clip)}")
     print(f"watch it: {_watch_command(folder.path)}", flush=True)
+
+
+def _show_best_so_far(files: list[str]) -> None:
+    """Where an interrupted run left its best genome so far (one winner.json, or one a population)."""
+    winners = [path for path in files if os.path.basename(path) == "winner.json"]
+    if winners:
+        print(f"best genome so far: {', '.join(_shown_path(path) for path in winners)}", flush=True)
+
+
+def _winner_files(plan: Plan, folder: RunFolder, evaluator: EnvEvaluator, best) -> list[str]:
+    """`best`'s files in the run folder (winner.json, .pickle, .dot), with its models for Unity,
+    the path of the substrate its network needs (hyperneat) and league.json (self-play)."""
+    files = folder.save_winner(best, plan.config)
+    substrate = os.path.join(folder.path, SUBSTRATE_FILE)   # with winner.json, all a hyperneat winner's network needs
+    if os.path.isfile(substrate):
+        files.append(substrate)
+    if evaluator.selfplay is not None:
+        files.append(folder.save_league(evaluator.selfplay.describe()))
+    try:
+        files += write_winner_models(best, plan.config, plan.settings, load_behaviors(folder.path) or {},
+                                     folder.path, evaluator.geometry or load_substrate(folder.path))
+    except ExportError as error:  # e.g. a function registered on the config: the run itself is fine
+        print(f"neatpar: warning: no winner.onnx: {error}", file=sys.stderr)
+    return files
 
 
 def _final_round_robin(evaluator: EnvEvaluator, quiet: bool) -> None:

@@ -199,6 +199,14 @@ class EnvEvaluator:
             self.selfplay.final(self._round, self.champion, self.files)
 
     @property
+    def best_so_far(self):
+        """The winner as the run stands, read before it ends; None while there is none (no genome
+        scored yet, or a self-play league still empty)."""
+        if self.champion is None or (self.selfplay is not None and not self.selfplay.has_members()):
+            return None
+        return self.winner
+
+    @property
     def winner(self):
         """The genome a run ends with: a self-play run's league winner (the final round-robin's, or
         the best-rated member: results against the same opponents, unlike raw fitness), else the

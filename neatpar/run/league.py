@@ -316,6 +316,10 @@ class SelfPlay:
         league = self.leagues[self.last_side]
         return LeagueValues(league.rating, len(league.members))
 
+    def has_members(self) -> bool:
+        """Whether every league has a member (each side has a winner)."""
+        return all(league.members for league in self.leagues.values())
+
     def winner(self, side: str) -> Member:
         """The winner of a league run for `side`: its league's member with the best result in the
         final round-robin (`final`), else (without one) the best-rated member; of equals the better
