@@ -126,6 +126,12 @@ def test_unknown_key_suggests_the_close_one(tmp_path):
         "[neatpar] max_step is not a setting (did you mean max_steps?)")
 
 
+def test_a_misspelt_role_suggests_the_close_one(tmp_path):
+    one_line_error(tmp_path, ["evolve", "--config", ball_cfg(tmp_path, behaviors="Ball3D?team=0: populaton")],
+        "[neatpar] behaviors = Ball3D?team=0: populaton has 'populaton', which is not a role (did you mean "
+        "population?) nor a genome file")
+
+
 def test_bad_value(tmp_path):
     one_line_error(tmp_path, ["evolve", "--config", ball_cfg(tmp_path, max_steps=-1)], "max_steps = -1 is out of range")
 
