@@ -46,3 +46,13 @@ def test_files_that_are_not_genomes_are_one_line_errors(tmp_path):
         with pytest.raises(ConfigError, match=message) as error:
             load_genome(str(tmp_path / name))
         assert "\n" not in str(error.value)
+
+
+def test_a_run_folder_named_as_a_genome_says_which_file_to_give(tmp_path):
+    config = ball_cfg(tmp_path, generations=1)
+    run = tmp_path / "run"
+    assert neatpar_cli("evolve", "--config", config, "--out", str(run)).returncode == 0
+    with pytest.raises(ConfigError) as error:
+        load_genome(str(run))
+    assert str(error.value) == f"genome file {run} is a folder: give {run / 'winner.json'} (or another genome file " \
+                               f"inside it)"

@@ -51,8 +51,7 @@ def genome_from_dict(data: dict, source: str = "genome"):
 
 def load_genome(path: str, config=None):
     """A genome from a neatpar JSON file, or from a pickle (which the caller chose to trust)."""
-    if not os.path.isfile(path):
-        raise ConfigError(f"genome file {path} not found")
+    _check_genome_path(path)
     with open(path, "rb") as f:
         data = f.read()
     if path.endswith(".json"):
@@ -72,6 +71,15 @@ def load_genome(path: str, config=None):
     if config is not None:
         check_genome_fits(genome, config, path)
     return genome
+
+
+def _check_genome_path(path: str) -> None:
+    """A ConfigError unless `path` is a file: a folder (a run's, most likely) is named as one."""
+    if os.path.isdir(path):
+        raise ConfigError(f"genome file {path} is a folder: give {os.path.join(path, 'winner.json')} (or another "
+                          f"genome file inside it)")
+    if not os.path.isfile(path):
+        raise ConfigError(f"genome file {path} not found")
 
 
 def check_genome_fits(genome, config, source: str) -> None:
