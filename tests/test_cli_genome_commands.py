@@ -43,12 +43,18 @@ def test_genome_file_of_the_wrong_kind(tmp_path):
     one_line_error(tmp_path, ["play", "--config", config, "--genome", str(pickled)], "holds a dict, not a genome")
 
 
-def test_a_run_folder_as_genome_is_one_line_saying_what_to_give(tmp_path):
+def test_a_run_folder_or_a_checkpoint_as_genome_is_one_line_saying_what_to_give(tmp_path):
     config = ball_cfg(tmp_path, generations=1)
     run = tmp_path / "run"
     evolve_ok(config, run)
     one_line_error(tmp_path, ["play", "--config", config, "--genome", f"{run}/"],
                    f"genome file {run}/ is a folder: give {run}/winner.json (or another genome file inside it)")
+    checkpoint = run / "checkpoints" / "checkpoint-1.gz"
+    one_line_error(tmp_path, ["export", "--config", config, "--genome", str(checkpoint), "--out",
+                              str(tmp_path / "brain.onnx")],
+                   f"genome file {checkpoint} is a checkpoint (a whole population), not a genome: give "
+                   f"{run / 'winner.json'}, or continue the run from it with neatpar evolve --resume {checkpoint}")
+    assert not (tmp_path / "brain.onnx").exists()
 
 
 def test_a_genome_of_another_config_names_both_shapes(tmp_path):
