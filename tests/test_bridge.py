@@ -12,7 +12,7 @@ from mlagents_envs.base_env import ActionTuple
 from mlagents_envs.exception import UnityEnvironmentException, UnityTimeOutException
 
 import neatpar
-from neatpar.envs.unity.bridge import EDITOR_PORT, Display, SimulatorBridge
+from neatpar.envs.unity.bridge import EDITOR_PORT, Display, SimulatorBridge, is_stand_in
 from neatpar.envs.unity.communicator import BASE_PORT, LocalCommunicator, port_free
 from neatpar.errors import ConfigError, LiveHandleError, SimulatorError
 from support.paths import BALL
@@ -245,3 +245,18 @@ def test_a_display_launches_the_game_with_graphics_in_a_window_at_real_time_spee
     assert "-nographics" in headless and "-batchmode" in headless
     assert "engine configuration {'time_scale': 20.0}" in log and "screen_resolution" not in log
     assert Display() == Display(1280, 720, 60)
+
+
+def test_a_stand_in_build_launched_to_be_watched_says_once_that_it_shows_no_window(tmp_path, caplog):
+    """The stand-ins draw nothing on screen: a display launch says so and names --video; a headless
+    one says nothing. A Unity player is told apart by the name its Academy gives itself."""
+    with caplog.at_level("WARNING", logger="neatpar"):
+        launched_with(tmp_path / "watch", display=Display())
+        watched = [r.getMessage() for r in caplog.records]
+        caplog.clear()
+        launched_with(tmp_path / "headless")
+    assert watched == ["this build is neatpar's stand-in ball simulator, which shows no window (it plays at "
+                       "real-time speed unseen): record an episode instead with neatpar play --video FILE (.mp4 or "
+                       ".gif)"]
+    assert caplog.records == []
+    assert is_stand_in("neatpar-sim-ball") and not is_stand_in("AcademySingleton")   # ML-Agents' Academy's name

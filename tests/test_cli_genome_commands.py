@@ -149,12 +149,16 @@ def test_play_video_on_a_game_that_sends_no_frames_is_one_line_naming_the_window
 
 def test_play_graphics_starts_the_game_with_graphics_at_real_time_speed(tmp_path):
     """The build logs the arguments it was started with as its log's first line, then the
-    EngineConfiguration it received (a Unity player applies them as its window and Time.timeScale)."""
+    EngineConfiguration it received (a Unity player applies them as its window and Time.timeScale);
+    being a stand-in, which shows no window, it says so in one line naming --video."""
     log = tmp_path / "player.log"
     config = ball_cfg(tmp_path, env_args=f"--agents 4 --max-steps 15 -logFile {log}")
     result = neatpar_cli("play", "--config", config, "--genome", first_genome_file(tmp_path, config), "--graphics",
                          "--episodes", "1")
     assert result.returncode == 0, result.stderr
+    assert result.stderr == ("neatpar: warning: this build is neatpar's stand-in ball simulator, which shows no "
+                             "window (it plays at real-time speed unseen): record an episode instead with neatpar "
+                             "play --video FILE (.mp4 or .gif)\n")
     text = log.read_text()
     arguments = text.splitlines()[0].split("arguments: ", 1)[1].split()
     assert "-nographics" not in arguments and "-batchmode" not in arguments and "--mlagents-port" in arguments
@@ -162,8 +166,8 @@ def test_play_graphics_starts_the_game_with_graphics_at_real_time_speed(tmp_path
     assert "engine configuration {'screen_resolution': (1280, 720)}" in text
     headless = tmp_path / "headless.log"
     config = ball_cfg(tmp_path, name="headless.cfg", env_args=f"--agents 4 --max-steps 15 -logFile {headless}")
-    assert neatpar_cli("play", "--config", config, "--genome", str(tmp_path / "winner.json"), "--episodes",
-                       "1").returncode == 0
+    result = neatpar_cli("play", "--config", config, "--genome", str(tmp_path / "winner.json"), "--episodes", "1")
+    assert result.returncode == 0 and result.stderr == "", result.stderr
     headless_text = headless.read_text()
     assert "-nographics" in headless_text.splitlines()[0].split() and "{'time_scale': 20.0}" in headless_text
 

@@ -38,7 +38,7 @@ from mlagents_envs.timers import hierarchical_timer
 
 from ...errors import ConfigError, LiveHandleError, SimulatorError
 from ...parallel.handles import install_exit_hooks
-from .builds import Build, resolve_build
+from .builds import SIM_PROGRAM, Build, resolve_build
 from .bulk import decode_output, encode_step
 from .communicator import BASE_PORT, STATUS_OK, LocalCommunicator, message_bytes, port_free
 from .frames import FrameChannel
@@ -63,6 +63,7 @@ class _BridgeEnvironment(UnityEnvironment):
         self._bulk = bulk
         self._frames = frames
         self._fallbacks_logged: set[str] = set()
+        self.game_name = ""   # the name the game gives itself in its first message
         try:
             super().__init__(*args, **kwargs)
         except BaseException:
@@ -82,6 +83,7 @@ class _BridgeEnvironment(UnityEnvironment):
         if self._on_editor is not None and self._process is None:   # listening for the Editor now
             self._on_editor(self._port)
         output = super()._send_academy_parameters(init_parameters)
+        self.game_name = output.rl_initialization_output.name
         if self._frames is not None:  # a game that sends frames says so in this first message
             self._frames.launched(output.rl_output.side_channel)
         return output
@@ -148,6 +150,12 @@ class Display:
     width: int = 1280
     height: int = 720
     frame_rate: int = 60
+
+
+def is_stand_in(game_name: str) -> bool:
+    """Whether a game is one of neatpar's stand-in builds (neatpar.sim), by the name it gives
+    itself in its first message (`neatpar-sim-TASK`; a Unity player's Academy gives its own)."""
+    return game_name.startswith(f"{SIM_PROGRAM}-")
 
 
 def bulk_from_environment() -> bool:
@@ -255,9 +263,19 @@ class SimulatorBridge:
             self.worker_id = worker_id
             self.launches += 1
             self.bulk_in_use = bulk
+            if self.launches == 1:
+                self._note_no_window(env.game_name)
             return env
         raise SimulatorError(f"no free port for the simulator in {BASE_PORT + self.worker_id}.."
                              f"{BASE_PORT + self.worker_id + tries - 1}; set [neatpar] worker_id elsewhere")
+
+    def _note_no_window(self, game_name: str) -> None:
+        """One line when a game launched to be watched (`display`) is a stand-in build: those draw
+        nothing on screen, so the window a person waits for never opens."""
+        if self.display is not None and is_stand_in(game_name):
+            log.warning("this build is neatpar's stand-in %s simulator, which shows no window (it plays at real-time "
+                        "speed unseen): record an episode instead with neatpar play --video FILE (.mp4 or .gif)",
+                        game_name[len(SIM_PROGRAM) + 1:])
 
     def _call_editor(self, port: int) -> None:
         """The one line that asks the person at the Unity Editor to press Play: the Editor tries to
