@@ -598,7 +598,7 @@ def test_a_map_elites_run_resumes_exactly_and_exports_and_plays_any_elite(tmp_pa
     played = neatpar_cli("play", "--config", config, "--genome", str(straight / "archive.json"), "--cell", cell,
                          "--episodes", "1")
     assert played.returncode == 0, played.stderr
-    assert played.stdout.startswith(f"genome {elite['genome_key']}: 1 episodes")
+    assert played.stdout.startswith(f"genome {elite['genome_key']}: 1 episode, return ")
     assert f"{elite['fitness']:.3f}" in played.stdout
 
 

@@ -31,6 +31,10 @@ def test_play_a_saved_winner(tmp_path):
                          "--episodes", "3")
     assert result.returncode == 0, result.stderr
     assert "3 episodes" in result.stdout and len(result.stdout.splitlines()[-1].split()) == 4
+    one = neatpar_cli("play", "--config", config, "--genome", str(tmp_path / "run" / "winner.json"), "--episodes", "1")
+    assert one.returncode == 0, one.stderr
+    summary, returns = one.stdout.splitlines()
+    assert re.fullmatch(r"genome \d+: 1 episode, return (-?\d+\.\d{3})", summary).group(1) == returns.split()[1]
 
 
 def test_genome_file_of_the_wrong_kind(tmp_path):

@@ -96,9 +96,17 @@ def play(args) -> int:
         if plan.video is not None:
             return _record(evaluator, genome, config, opponents, plan.video)
         returns = evaluator.play(genome, config, episodes=plan.episodes, opponents=opponents)
-    print(f"genome {genome.key}: {len(returns)} episodes, mean return {statistics.fmean(returns):.3f}")
+    print(_played_line(genome.key, returns))
     print("returns: " + " ".join(f"{r:.3f}" for r in returns))
     return 0
+
+
+def _played_line(key: int, returns: list[float]) -> str:
+    """`neatpar play`'s summary of the episodes a genome played: their count, as English counts
+    them, and their mean return (one episode's return, for one)."""
+    if len(returns) == 1:
+        return f"genome {key}: 1 episode, return {returns[0]:.3f}"
+    return f"genome {key}: {len(returns)} episodes, mean return {statistics.fmean(returns):.3f}"
 
 
 def _record(evaluator: EnvEvaluator, genome, config, opponents: dict | None, path: str) -> int:
