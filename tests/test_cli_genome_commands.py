@@ -69,7 +69,7 @@ def test_a_genome_of_another_config_names_both_shapes(tmp_path):
         "has num_inputs = 8, num_outputs = 2 but the config has num_inputs = 6, num_outputs = 3")
 
 
-def test_export_onto_a_missing_folder_or_a_folder_is_one_line(tmp_path):
+def test_export_onto_a_missing_folder_a_folder_or_a_name_not_onnx_is_one_line(tmp_path):
     config = ball_cfg(tmp_path, generations=1)
     assert neatpar_cli("evolve", "--config", config, "--out", str(tmp_path / "run")).returncode == 0
     genome = str(tmp_path / "run" / "winner.json")
@@ -79,6 +79,11 @@ def test_export_onto_a_missing_folder_or_a_folder_is_one_line(tmp_path):
     one_line_error(tmp_path, ["export", "--config", config, "--genome", genome, "--out", str(tmp_path)],
         f"--out {tmp_path} is a folder: name the file to write, e.g. --out {tmp_path / 'brain.onnx'}")
     assert not (tmp_path / "nowhere").exists()
+    text = tmp_path / "brain.txt"
+    one_line_error(tmp_path, ["export", "--config", config, "--genome", genome, "--out", str(text)],
+        f"--out {text}: the name must end in .onnx, which Unity imports as a model: e.g. --out "
+        f"{tmp_path / 'brain.onnx'}")
+    assert not text.exists()
 
 
 def test_export_uses_the_run_s_record_or_launches_the_game_once(tmp_path):
