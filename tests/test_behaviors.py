@@ -49,6 +49,26 @@ def test_roles_that_cannot_work_are_one_line_errors(value, why):
     assert str(error.value).startswith(f"[neatpar] behaviors = {value} {why}")
 
 
+@pytest.mark.parametrize("role, close", [("populaton", "population"), ("Champion", "champion"), ("leage", "league")])
+def test_a_misspelt_role_that_names_no_file_suggests_the_close_role(tmp_path, role, close):
+    value = f"A?team=0: population, B?team=1: {role}"
+    with pytest.raises(ConfigError) as error:
+        behavior_roles("behaviors", value, Where(Source.FILE, str(tmp_path)))
+    assert str(error.value) == (f"[neatpar] behaviors = {value} has {role!r}, which is not a role (did you mean "
+                                f"{close}?) nor a genome file ({tmp_path / role} does not exist); roles are "
+                                f"population, champion, league or a saved genome file")
+
+
+def test_a_file_named_like_a_role_or_a_missing_file_not_named_like_one_is_a_genome_file(tmp_path):
+    """A file that exists is the behavior's genome whatever its name; a missing one that is not a
+    role's near miss is left for the run's start to report (it may be written before then)."""
+    (tmp_path / "champions").write_text("{}")
+    where = Where(Source.FILE, str(tmp_path))
+    roles = behavior_roles("behaviors", "A?team=0: population, B?team=1: champions, C?team=2: champion.json", where)
+    assert [(r.role, r.genome_file) for r in roles[1:]] == [(Role.FILE, str(tmp_path / "champions")),
+                                                           (Role.FILE, str(tmp_path / "champion.json"))]
+
+
 def test_league_behaviors_own_neat_configs_are_files_relative_to_the_config(tmp_path):
     where = Where(Source.FILE, str(tmp_path))
     assert behavior_files("neat_configs", "Striker: striker.cfg, Goalie: ../goalie.cfg", where) == (

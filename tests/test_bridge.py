@@ -12,8 +12,8 @@ from mlagents_envs.base_env import ActionTuple
 from mlagents_envs.exception import UnityEnvironmentException, UnityTimeOutException
 
 import neatpar
-from neatpar.envs.unity.bridge import Display, SimulatorBridge
-from neatpar.envs.unity.communicator import BASE_PORT, LocalCommunicator
+from neatpar.envs.unity.bridge import EDITOR_PORT, Display, SimulatorBridge, is_stand_in
+from neatpar.envs.unity.communicator import BASE_PORT, LocalCommunicator, port_free
 from neatpar.errors import ConfigError, LiveHandleError, SimulatorError
 from support.paths import BALL
 from support.processes import wait_gone
@@ -197,6 +197,23 @@ def test_timeout_when_the_game_never_connects(tmp_path):
     assert time.monotonic() - started < 15
 
 
+def test_the_editor_is_asked_to_press_play_and_told_what_to_do_when_it_stays_silent(caplog):
+    """env = editor: one line asks for Play while neatpar listens on the Editor's port; with no
+    Editor, the time-out says what to do in the Editor (nothing of headless players)."""
+    if not port_free(EDITOR_PORT):
+        pytest.skip(f"port {EDITOR_PORT} is taken on this machine")
+    with caplog.at_level("WARNING", logger="neatpar"), SimulatorBridge(None, timeout=1) as b:
+        with pytest.raises(SimulatorError) as error:
+            b.env
+    assert [r.getMessage() for r in caplog.records] == [
+        "waiting for the Unity Editor on port 5004: press Play in the Editor now (within 1 s)"]
+    message = str(error.value)
+    assert message.startswith("the Unity Editor did not connect on port 5004 within 1 s: press Play in the Editor "
+                              "after neatpar says it is waiting for it"), message
+    assert "if it was already playing, stop Play and press it again" in message
+    assert "Behavior Type is Default" in message and "API 1.x" in message and "headless" not in message
+
+
 def test_communicator_is_neatpars():
     assert issubclass(LocalCommunicator, neatpar.envs.unity.communicator.Communicator)
 
@@ -228,3 +245,18 @@ def test_a_display_launches_the_game_with_graphics_in_a_window_at_real_time_spee
     assert "-nographics" in headless and "-batchmode" in headless
     assert "engine configuration {'time_scale': 20.0}" in log and "screen_resolution" not in log
     assert Display() == Display(1280, 720, 60)
+
+
+def test_a_stand_in_build_launched_to_be_watched_says_once_that_it_shows_no_window(tmp_path, caplog):
+    """The stand-ins draw nothing on screen: a display launch says so and names --video; a headless
+    one says nothing. A Unity player is told apart by the name its Academy gives itself."""
+    with caplog.at_level("WARNING", logger="neatpar"):
+        launched_with(tmp_path / "watch", display=Display())
+        watched = [r.getMessage() for r in caplog.records]
+        caplog.clear()
+        launched_with(tmp_path / "headless")
+    assert watched == ["this build is neatpar's stand-in ball simulator, which shows no window (it plays at "
+                       "real-time speed unseen): record an episode instead with neatpar play --video FILE (.mp4 or "
+                       ".gif)"]
+    assert caplog.records == []
+    assert is_stand_in("neatpar-sim-ball") and not is_stand_in("AcademySingleton")   # ML-Agents' Academy's name

@@ -18,6 +18,8 @@ import pytest
 
 import neatpar
 
+from neatpar.envs.unity.bridge import EDITOR_PORT
+from neatpar.envs.unity.communicator import port_free
 from neatpar.types.genome_file import genome_from_dict
 from support.configs import ball_cfg, hover_cfg, write_config
 from support.evolution import genes_of
@@ -124,6 +126,12 @@ def test_unknown_key_suggests_the_close_one(tmp_path):
         "[neatpar] max_step is not a setting (did you mean max_steps?)")
 
 
+def test_a_misspelt_role_suggests_the_close_one(tmp_path):
+    one_line_error(tmp_path, ["evolve", "--config", ball_cfg(tmp_path, behaviors="Ball3D?team=0: populaton")],
+        "[neatpar] behaviors = Ball3D?team=0: populaton has 'populaton', which is not a role (did you mean "
+        "population?) nor a genome file")
+
+
 def test_bad_value(tmp_path):
     one_line_error(tmp_path, ["evolve", "--config", ball_cfg(tmp_path, max_steps=-1)], "max_steps = -1 is out of range")
 
@@ -167,6 +175,21 @@ def test_simulator_timeout(tmp_path):
     silent.chmod(0o755)
     one_line_error(tmp_path, ["evolve", "--config", ball_cfg(tmp_path, env=str(tmp_path / "silent"), timeout=2)],
         "did not connect within 2 s", code=1)
+
+
+def test_a_run_on_the_editor_asks_for_play_then_says_what_to_do_in_the_editor(tmp_path):
+    if not port_free(EDITOR_PORT):
+        pytest.skip(f"port {EDITOR_PORT} is taken on this machine")
+    out = tmp_path / "run"
+    result = neatpar_cli("evolve", "--config", ball_cfg(tmp_path, env="editor", worker_id=0, timeout=1),
+                         "--out", str(out))
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.strip().splitlines() == [
+        "neatpar: warning: waiting for the Unity Editor on port 5004: press Play in the Editor now (within 1 s)",
+        "neatpar: error: the Unity Editor did not connect on port 5004 within 1 s: press Play in the Editor after "
+        "neatpar says it is waiting for it, and within the 1 s ([neatpar] timeout); if it was already playing, stop "
+        "Play and press it again; check that the agents' Behavior Type is Default and that the project uses ML-Agents "
+        "communication API 1.x"]
 
 
 def test_corrupt_or_truncated_checkpoint(tmp_path):
@@ -575,7 +598,7 @@ def test_a_map_elites_run_resumes_exactly_and_exports_and_plays_any_elite(tmp_pa
     played = neatpar_cli("play", "--config", config, "--genome", str(straight / "archive.json"), "--cell", cell,
                          "--episodes", "1")
     assert played.returncode == 0, played.stderr
-    assert played.stdout.startswith(f"genome {elite['genome_key']}: 1 episodes")
+    assert played.stdout.startswith(f"genome {elite['genome_key']}: 1 episode, return ")
     assert f"{elite['fitness']:.3f}" in played.stdout
 
 

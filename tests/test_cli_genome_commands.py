@@ -31,6 +31,10 @@ def test_play_a_saved_winner(tmp_path):
                          "--episodes", "3")
     assert result.returncode == 0, result.stderr
     assert "3 episodes" in result.stdout and len(result.stdout.splitlines()[-1].split()) == 4
+    one = neatpar_cli("play", "--config", config, "--genome", str(tmp_path / "run" / "winner.json"), "--episodes", "1")
+    assert one.returncode == 0, one.stderr
+    summary, returns = one.stdout.splitlines()
+    assert re.fullmatch(r"genome \d+: 1 episode, return (-?\d+\.\d{3})", summary).group(1) == returns.split()[1]
 
 
 def test_genome_file_of_the_wrong_kind(tmp_path):
@@ -43,6 +47,20 @@ def test_genome_file_of_the_wrong_kind(tmp_path):
     one_line_error(tmp_path, ["play", "--config", config, "--genome", str(pickled)], "holds a dict, not a genome")
 
 
+def test_a_run_folder_or_a_checkpoint_as_genome_is_one_line_saying_what_to_give(tmp_path):
+    config = ball_cfg(tmp_path, generations=1)
+    run = tmp_path / "run"
+    evolve_ok(config, run)
+    one_line_error(tmp_path, ["play", "--config", config, "--genome", f"{run}/"],
+                   f"genome file {run}/ is a folder: give {run}/winner.json (or another genome file inside it)")
+    checkpoint = run / "checkpoints" / "checkpoint-1.gz"
+    one_line_error(tmp_path, ["export", "--config", config, "--genome", str(checkpoint), "--out",
+                              str(tmp_path / "brain.onnx")],
+                   f"genome file {checkpoint} is a checkpoint (a whole population), not a genome: give "
+                   f"{run / 'winner.json'}, or continue the run from it with neatpar evolve --resume {checkpoint}")
+    assert not (tmp_path / "brain.onnx").exists()
+
+
 def test_a_genome_of_another_config_names_both_shapes(tmp_path):
     config = ball_cfg(tmp_path, generations=1)
     assert neatpar_cli("evolve", "--config", config, "--out", str(tmp_path / "run")).returncode == 0
@@ -51,7 +69,7 @@ def test_a_genome_of_another_config_names_both_shapes(tmp_path):
         "has num_inputs = 8, num_outputs = 2 but the config has num_inputs = 6, num_outputs = 3")
 
 
-def test_export_onto_a_missing_folder_or_a_folder_is_one_line(tmp_path):
+def test_export_onto_a_missing_folder_a_folder_or_a_name_not_onnx_is_one_line(tmp_path):
     config = ball_cfg(tmp_path, generations=1)
     assert neatpar_cli("evolve", "--config", config, "--out", str(tmp_path / "run")).returncode == 0
     genome = str(tmp_path / "run" / "winner.json")
@@ -61,6 +79,11 @@ def test_export_onto_a_missing_folder_or_a_folder_is_one_line(tmp_path):
     one_line_error(tmp_path, ["export", "--config", config, "--genome", genome, "--out", str(tmp_path)],
         f"--out {tmp_path} is a folder: name the file to write, e.g. --out {tmp_path / 'brain.onnx'}")
     assert not (tmp_path / "nowhere").exists()
+    text = tmp_path / "brain.txt"
+    one_line_error(tmp_path, ["export", "--config", config, "--genome", genome, "--out", str(text)],
+        f"--out {text}: the name must end in .onnx, which Unity imports as a model: e.g. --out "
+        f"{tmp_path / 'brain.onnx'}")
+    assert not text.exists()
 
 
 def test_export_uses_the_run_s_record_or_launches_the_game_once(tmp_path):
@@ -135,12 +158,16 @@ def test_play_video_on_a_game_that_sends_no_frames_is_one_line_naming_the_window
 
 def test_play_graphics_starts_the_game_with_graphics_at_real_time_speed(tmp_path):
     """The build logs the arguments it was started with as its log's first line, then the
-    EngineConfiguration it received (a Unity player applies them as its window and Time.timeScale)."""
+    EngineConfiguration it received (a Unity player applies them as its window and Time.timeScale);
+    being a stand-in, which shows no window, it says so in one line naming --video."""
     log = tmp_path / "player.log"
     config = ball_cfg(tmp_path, env_args=f"--agents 4 --max-steps 15 -logFile {log}")
     result = neatpar_cli("play", "--config", config, "--genome", first_genome_file(tmp_path, config), "--graphics",
                          "--episodes", "1")
     assert result.returncode == 0, result.stderr
+    assert result.stderr == ("neatpar: warning: this build is neatpar's stand-in ball simulator, which shows no "
+                             "window (it plays at real-time speed unseen): record an episode instead with neatpar "
+                             "play --video FILE (.mp4 or .gif)\n")
     text = log.read_text()
     arguments = text.splitlines()[0].split("arguments: ", 1)[1].split()
     assert "-nographics" not in arguments and "-batchmode" not in arguments and "--mlagents-port" in arguments
@@ -148,8 +175,8 @@ def test_play_graphics_starts_the_game_with_graphics_at_real_time_speed(tmp_path
     assert "engine configuration {'screen_resolution': (1280, 720)}" in text
     headless = tmp_path / "headless.log"
     config = ball_cfg(tmp_path, name="headless.cfg", env_args=f"--agents 4 --max-steps 15 -logFile {headless}")
-    assert neatpar_cli("play", "--config", config, "--genome", str(tmp_path / "winner.json"), "--episodes",
-                       "1").returncode == 0
+    result = neatpar_cli("play", "--config", config, "--genome", str(tmp_path / "winner.json"), "--episodes", "1")
+    assert result.returncode == 0 and result.stderr == "", result.stderr
     headless_text = headless.read_text()
     assert "-nographics" in headless_text.splitlines()[0].split() and "{'time_scale': 20.0}" in headless_text
 

@@ -5,6 +5,7 @@ import json
 import os
 import pickle
 import re
+import shutil
 import subprocess
 import sys
 
@@ -46,3 +47,26 @@ def test_files_that_are_not_genomes_are_one_line_errors(tmp_path):
         with pytest.raises(ConfigError, match=message) as error:
             load_genome(str(tmp_path / name))
         assert "\n" not in str(error.value)
+
+
+def test_a_run_folder_a_checkpoint_or_a_model_named_as_a_genome_says_what_to_give_instead(tmp_path):
+    config = ball_cfg(tmp_path, generations=1)
+    run = tmp_path / "run"
+    assert neatpar_cli("evolve", "--config", config, "--out", str(run)).returncode == 0
+    checkpoint, model = run / "checkpoints" / "checkpoint-1.gz", run / "winner.onnx"
+    shutil.copy(model, tmp_path / "brain.txt")   # a model written under another name
+    shutil.copy(checkpoint, tmp_path / "population")   # a checkpoint away from its run
+    onnx = ("is an ONNX model, which cannot be read back into a genome: give the genome file it was exported from "
+            "(winner.json of its run)")
+    for path, message in (
+            (run, f"is a folder: give {run / 'winner.json'} (or another genome file inside it)"),
+            (checkpoint, f"is a checkpoint (a whole population), not a genome: give {run / 'winner.json'}, or "
+                         f"continue the run from it with neatpar evolve --resume {checkpoint}"),
+            (tmp_path / "population", "is a checkpoint (a whole population), not a genome: give the run's "
+                                      f"winner.json, or continue the run from it with neatpar evolve --resume "
+                                      f"{tmp_path / 'population'}"),
+            (model, onnx), (tmp_path / "brain.txt", onnx)):
+        with pytest.raises(ConfigError) as error:
+            load_genome(str(path))
+        assert str(error.value) == f"genome file {path} {message}"
+    assert load_genome(str(run / "winner.pickle")).key == load_genome(str(run / "winner.json")).key

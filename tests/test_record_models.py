@@ -12,7 +12,7 @@ from support.configs import make_config
 from neatpar.types.environment import Layout
 from neatpar.errors import ConfigError
 from neatpar.nn.onnx_export import export_policy
-from neatpar.record.models import choose_behavior, model_file, save_policy, write_winner_models
+from neatpar.record.models import check_model_file, choose_behavior, model_file, save_policy, write_winner_models
 from neatpar.settings import Settings
 
 LAYOUT = Layout((3, 1), 1, (2,))   # 4 inputs; 1 continuous action and one branch of 2: 3 outputs
@@ -63,3 +63,15 @@ def test_the_behavior_to_export_for_is_the_only_one_or_the_one_asked_for():
     with pytest.raises(ConfigError, match=r"^behavior 'Red' is not among the behaviors the environment reported "
                                           r"\('Blue\?team=0', 'Purple\?team=1'\): fix --behavior$"):
         choose_behavior(settings(TWO), layouts, "Red")
+
+
+def test_a_model_file_to_write_is_named_onnx_in_a_folder_that_exists(tmp_path):
+    check_model_file(str(tmp_path / "brain.onnx"))
+    check_model_file(str(tmp_path / "Brain.ONNX"))
+    with pytest.raises(ConfigError) as error:
+        check_model_file(str(tmp_path / "brain.txt"))
+    assert str(error.value) == (f"--out {tmp_path / 'brain.txt'}: the name must end in .onnx, which Unity imports as a "
+                                f"model: e.g. --out {tmp_path / 'brain.onnx'}")
+    with pytest.raises(ConfigError, match=r"the folder .*nowhere does not exist: create it, or write the model"):
+        check_model_file(str(tmp_path / "nowhere" / "brain.txt"))
+    assert not os.listdir(tmp_path)

@@ -210,9 +210,10 @@ def test_map_elites_on_env_hosts_fills_the_archive_the_pool_fills_in_this_proces
 
 
 def test_a_descriptor_outside_the_observation_stops_the_first_generation_naming_the_behavior(tmp_path):
-    config, settings = maze_run(tmp_path, descriptor="final_observation[20:22]")
+    config, settings = maze_run(tmp_path, descriptor="final_observation[10:14]")
     pairs = list(neat.Population(config, seed=2).population.items())
     with EnvEvaluator.from_settings(settings) as evaluator:
-        with pytest.raises(ConfigError, match=r"^behavior 'Maze\?team=0': descriptor = final_observation\[20:22\] "
-                                              r"selects no values of an observation of 12 values"):
+        with pytest.raises(ConfigError, match=r"^behavior 'Maze\?team=0': descriptor = final_observation\[10:14\] "
+                                              r"reaches past the end of an observation of 12 values \(indices 0-11\): "
+                                              r"give indices from 0 to 12 \(e.g. final_observation\[10:12\]\)$"):
             evaluator.evaluate(pairs, config)

@@ -33,10 +33,30 @@ def test_binding_resolves_the_slice_and_refuses_one_that_selects_nothing_within_
     bound = parse_descriptor("final_observation[-2:]").bind(12)
     assert (bound.start, bound.stop, bound.width) == (10, 12, 2)
     assert parse_descriptor("mean_observation[:3]").bind(8).width == 3
-    for text in ("final_observation[6:9]", "final_observation[5:5]", "final_observation[-9:]",
-                 "final_observation[3:1]"):
-        with pytest.raises(ConfigError, match="selects no values of an observation of 8 values"):
+    assert parse_descriptor("final_observation[0:8]").bind(8).width == 8   # up to the end is within
+    for text in ("final_observation[5:5]", "final_observation[3:1]", "final_observation[8:]"):
+        with pytest.raises(ConfigError, match=r"selects no values of an observation of 8 values \(indices 0-7\): "
+                                              r"give indices from 0 to 8 \(e.g. final_observation\[0:2\]\)$"):
             parse_descriptor(text).bind(8)
+
+
+@pytest.mark.parametrize("text, width, message", [
+    ("final_observation[10:14]", 12, "descriptor = final_observation[10:14] reaches past the end of an observation "
+                                     "of 12 values (indices 0-11): give indices from 0 to 12 (e.g. "
+                                     "final_observation[10:12])"),
+    ("mean_observation[20:22]", 12, "descriptor = mean_observation[20:22] reaches past the end of an observation of "
+                                    "12 values (indices 0-11): give indices from 0 to 12 (e.g. mean_observation[0:2])"),
+    ("final_observation[-9:]", 8, "descriptor = final_observation[-9:] reaches before the start of an observation "
+                                  "of 8 values (indices 0-7): give indices from 0 to 8 (e.g. final_observation[0:8])"),
+    ("final_observation[0:3]", 1, "descriptor = final_observation[0:3] reaches past the end of an observation of 1 "
+                                  "value (index 0): give indices from 0 to 1 (e.g. final_observation[0:1])"),
+])
+def test_a_slice_reaching_outside_the_observation_is_refused_saying_so(text, width, message):
+    """Python would cut such a slice short; neatpar refuses it (a miscounted sensor) and names the
+    observation's indices, with the slice cut to them as the example when that selects values."""
+    with pytest.raises(ConfigError) as error:
+        parse_descriptor(text).bind(width)
+    assert str(error.value) == message
 
 
 def test_final_observation_is_the_terminal_observation_or_else_the_last_decision():

@@ -14,9 +14,8 @@ from ..config.settings import Settings
 from ..envs.gym import check_frames
 from ..errors import ConfigError, FramesUnavailable
 from ..record.archive import is_archive_file, load_elite
-from ..record.atomic import check_output_file
 from ..record.folder import load_behaviors, load_substrate
-from ..record.models import choose_behavior, write_model
+from ..record.models import check_model_file, choose_behavior, write_model
 from ..record.tensorboard import behavior_run
 from ..record.video import video_kind, write_video
 from ..run.environments import gym_setup, open_environment
@@ -96,9 +95,17 @@ def play(args) -> int:
         if plan.video is not None:
             return _record(evaluator, genome, config, opponents, plan.video)
         returns = evaluator.play(genome, config, episodes=plan.episodes, opponents=opponents)
-    print(f"genome {genome.key}: {len(returns)} episodes, mean return {statistics.fmean(returns):.3f}")
+    print(_played_line(genome.key, returns))
     print("returns: " + " ".join(f"{r:.3f}" for r in returns))
     return 0
+
+
+def _played_line(key: int, returns: list[float]) -> str:
+    """`neatpar play`'s summary of the episodes a genome played: their count, as English counts
+    them, and their mean return (one episode's return, for one)."""
+    if len(returns) == 1:
+        return f"genome {key}: 1 episode, return {returns[0]:.3f}"
+    return f"genome {key}: {len(returns)} episodes, mean return {statistics.fmean(returns):.3f}"
 
 
 def _record(evaluator: EnvEvaluator, genome, config, opponents: dict | None, path: str) -> int:
@@ -129,7 +136,7 @@ def _asymmetric_match(genome_path: str, settings: Settings, configs: dict) -> tu
 def export(args) -> int:
     config, settings = load(args.config)
     genome = None if settings.asymmetric else _genome(args.genome, getattr(args, "cell", None), config)
-    check_output_file(args.out, "--out", "brain.onnx", "model")  # before an environment is launched for the layouts
+    check_model_file(args.out)  # before an environment is launched for the layouts
     layouts = layouts_for(settings, args.genome)
     behavior = choose_behavior(settings, layouts, args.behavior)
     if genome is None:   # an asymmetric run: each league behavior's genomes have its population's config

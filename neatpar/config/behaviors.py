@@ -8,7 +8,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from .readers import Where, accepting
+from .readers import Where, accepting, did_you_mean
 
 class Role(enum.StrEnum):
     """Who drives a behavior's agents (see BehaviorRole)."""
@@ -49,7 +49,7 @@ def behavior_roles(name: str, value: Any, where: Where) -> tuple[BehaviorRole, .
         pairs = [(r.behavior, r.genome_file if r.role == Role.FILE else r.role) for r in value]   # str roles too
     else:
         raise where.fail(name, value, "is not 'BehaviorName: role' pairs, e.g. 'Ball3D?team=0: population'")
-    roles = tuple(_role(behavior, role, where) for behavior, role in pairs)
+    roles = tuple(_role(behavior, role, name, value, where) for behavior, role in pairs)
     if not roles:
         raise where.fail(name, value, "names no behavior: name at least one, e.g. 'Ball3D?team=0: population'")
     leagues = sum(r.role is Role.LEAGUE for r in roles)
@@ -86,8 +86,15 @@ def roles_or_none(name: str, value: Any, where: Where) -> tuple[BehaviorRole, ..
     return None if value is None else behavior_roles(name, value, where)
 
 
-def _role(behavior: str, role: str, where: Where) -> BehaviorRole:
+def _role(behavior: str, role: str, name: str, value: Any, where: Where) -> BehaviorRole:
+    """A behavior's role: a role's name, or else a genome file relative to the config file. A
+    bare word close to a role's name that names no file is a misspelt role, an error that says so
+    (as a file it would only be found missing when the run starts, or leave no population)."""
     if role in ROLES:
         return BehaviorRole(behavior, Role(role))
     path = os.path.normpath(os.path.join(where.base, role))
+    suggestion = did_you_mean(role, ROLES) if role.isalpha() else ""
+    if suggestion and not os.path.exists(path):
+        raise where.fail(name, value, f"has {role!r}, which is not a role{suggestion} nor a genome file ({path} "
+                                      f"does not exist); roles are population, champion, league or a saved genome file")
     return BehaviorRole(behavior, Role.FILE, path)

@@ -6,12 +6,13 @@ generated reference shows."""
 from __future__ import annotations
 
 import ast
+import difflib
 import enum
 import os
 import re
 import shlex
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from ..errors import ConfigError
 
@@ -48,6 +49,13 @@ class Where:
     def fail(self, name: str, value: Any, why: str) -> ConfigError:
         """'<the setting as written> <why>', e.g. `[neatpar] max_steps = 0 is out of range: ...`."""
         return ConfigError(f"{self.source.shown(name, value)} {why}")
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """` (did you mean X?)` with the known name closest to a mistyped one, or nothing if none is
+    close: a typo's error suggests its fix."""
+    close = difflib.get_close_matches(name, [str(k) for k in known], n=1)
+    return f" (did you mean {close[0]}?)" if close else ""
 
 
 Reader = Callable[[str, Any, Where], Any]

@@ -11,7 +11,6 @@ reads it).
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import os
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, get_args
@@ -22,8 +21,8 @@ from ..errors import ConfigError
 from .behaviors import BehaviorRole, Role, behavior_files, roles_or_none
 from .networks import KINDS, Network, NetworkKind, network_help, network_kind
 from . import searches
-from .readers import (Reader, Source, Where, address, arguments, boolean, choice, existing_file, fraction, integer,
-                      image_size, keyword_arguments, layer_sizes, number, optional, parameters)
+from .readers import (Reader, Source, Where, address, arguments, boolean, choice, did_you_mean, existing_file,
+                      fraction, integer, image_size, keyword_arguments, layer_sizes, number, optional, parameters)
 from .targets import EnvKind, EnvTarget, environment, gym_behavior_name
 
 Fitness = Literal["mean", "min", "max", "median", "sum"]
@@ -310,7 +309,7 @@ def _read(values: Mapping[str, Any], source: Source, base: str) -> dict:
     known = {f.name: f for f in dataclasses.fields(Settings)}
     unknown = sorted(set(values) - set(known))
     if unknown:
-        raise ConfigError(f"{source.label(unknown[0])} is not a setting{_did_you_mean(unknown[0], known)}; "
+        raise ConfigError(f"{source.label(unknown[0])} is not a setting{did_you_mean(unknown[0], known)}; "
                           f"the settings are {', '.join(known)}")
     return {name: known[name].metadata["reader"](name, value, where) for name, value in values.items()}
 
@@ -322,11 +321,6 @@ def _is_gym(env: str | None) -> bool:
 def flags() -> list[dataclasses.Field]:
     """The settings that are also command-line flags of `neatpar evolve`."""
     return [f for f in dataclasses.fields(Settings) if f.metadata["flag"]]
-
-
-def _did_you_mean(name: str, known) -> str:
-    close = difflib.get_close_matches(name, list(known), n=1)
-    return f" (did you mean {close[0]}?)" if close else ""
 
 
 

@@ -13,7 +13,9 @@ from ..config.settings import Settings
 from ..errors import ConfigError
 from ..nn.networks import engine
 from ..types.environment import Layout
-from .atomic import write_atomic
+from .atomic import check_output_file, write_atomic
+
+MODEL_SUFFIX = ".onnx"   # what Unity imports as a model: it goes by the file's name
 
 
 def model_file(behavior: str, settings: Settings) -> str:
@@ -22,6 +24,15 @@ def model_file(behavior: str, settings: Settings) -> str:
     if len(settings.population_behaviors) == 1:
         return "winner.onnx"
     return f"winner-{re.sub(r'[^A-Za-z0-9_.-]+', '_', behavior.split('?')[0])}.onnx"
+
+
+def check_model_file(path: str, flag: str = "--out") -> None:
+    """A model file to write must be named NAME.onnx (Unity imports a model by its name) in a
+    folder that exists and is writable; else a one-line ConfigError naming the fix."""
+    check_output_file(path, flag, "brain" + MODEL_SUFFIX, "model")
+    if not path.lower().endswith(MODEL_SUFFIX):
+        raise ConfigError(f"{flag} {path}: the name must end in {MODEL_SUFFIX}, which Unity imports as a model: "
+                          f"e.g. {flag} {os.path.splitext(path)[0] + MODEL_SUFFIX}")
 
 
 def save_policy(model: onnx.ModelProto, path: str) -> None:

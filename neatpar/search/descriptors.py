@@ -4,8 +4,9 @@
 (its sensors in the behavior spec's order) at the end of each scored episode;
 `mean_observation[i:j]` their mean over the episode's decisions. Either is averaged over a
 genome's episodes. The slice follows Python's rules (an index may be left out or count from the
-end), and must select at least one value within the observation. A game exposes what matters as
-observations (the maze's last two are the robot's position, for instance).
+end), and must select at least one value within the observation; an index past either end is
+refused rather than cut short as Python would. A game exposes what matters as observations (the
+maze's last two are the robot's position, for instance).
 
 A Python fitness function gives a descriptor by returning `(fitness, descriptor)`; every genome of
 a search that needs descriptors must get one of the same width (`outcome_of`, `descriptor_matrix`).
@@ -42,14 +43,32 @@ class DescriptorSpec:
         return f"{self.kind}[{start}:{stop}]"
 
     def bind(self, width: int) -> "BoundDescriptor":
-        """The slice resolved for an observation of `width` values; a ConfigError if it selects
-        nothing within them."""
+        """The slice resolved for an observation of `width` values; a ConfigError if an index lies
+        outside them (Python would cut the slice short, which would hide a miscounted sensor) or
+        if it selects nothing."""
         start, stop, _ = slice(self.start, self.stop).indices(width)
-        reaches = [i for i in (self.start, self.stop) if i is not None and not -width <= i <= width]
-        if reaches or stop <= start:
-            raise ConfigError(f"descriptor = {self.text} selects no values of an observation of {width} values: "
-                              f"give indices from 0 to {width} (e.g. {self.kind}[0:{min(2, width)}])")
+        problem = self._outside(width) or (None if stop > start else "selects no values of")
+        if problem is not None:
+            example = f"{self.kind}[{start}:{stop}]" if stop > start else f"{self.kind}[0:{min(2, width)}]"
+            raise ConfigError(f"descriptor = {self.text} {problem} {_observation(width)}: give indices from 0 "
+                              f"to {width} (e.g. {example})")
         return BoundDescriptor(self.kind, start, stop, width)
+
+    def _outside(self, width: int) -> str | None:
+        """How the slice's indices leave an observation of `width` values, or None if they do not."""
+        given = [i for i in (self.start, self.stop) if i is not None]
+        if any(i > width for i in given):
+            return "reaches past the end of"
+        if any(i < -width for i in given):
+            return "reaches before the start of"
+        return None
+
+
+def _observation(width: int) -> str:
+    """An observation of `width` values and its indices, as a message names them."""
+    if width == 1:
+        return "an observation of 1 value (index 0)"
+    return f"an observation of {width} values (indices 0-{width - 1})"
 
 
 @dataclass(frozen=True)

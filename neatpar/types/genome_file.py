@@ -14,6 +14,7 @@ from neat.genes import DefaultConnectionGene, DefaultNodeGene
 from ..errors import ConfigError
 
 FORMAT = "neatpar-genome"
+GZIP_MAGIC = b"\x1f\x8b"   # the first bytes of a gzip file, as a checkpoint is
 
 
 def genome_to_dict(genome, config) -> dict:
@@ -50,9 +51,10 @@ def genome_from_dict(data: dict, source: str = "genome"):
 
 
 def load_genome(path: str, config=None):
-    """A genome from a neatpar JSON file, or from a pickle (which the caller chose to trust)."""
-    if not os.path.isfile(path):
-        raise ConfigError(f"genome file {path} not found")
+    """A genome from a neatpar JSON file, or from a pickle (which the caller chose to trust); the
+    files often named in its place (a run folder, a checkpoint, an ONNX model) are refused saying
+    what they are and what to give instead."""
+    _check_genome_path(path)
     with open(path, "rb") as f:
         data = f.read()
     if path.endswith(".json"):
@@ -61,6 +63,9 @@ def load_genome(path: str, config=None):
         except (ValueError, KeyError, TypeError) as exc:
             raise ConfigError(f"genome file {path} is not a valid neatpar genome JSON ({exc})") from None
     else:
+        other = _other_kind(path, data)
+        if other is not None:
+            raise ConfigError(f"genome file {path} {other}")
         try:
             genome = pickle.loads(data)
         except Exception as exc:  # noqa: BLE001 - any unpickling failure means the wrong kind of file
@@ -72,6 +77,43 @@ def load_genome(path: str, config=None):
     if config is not None:
         check_genome_fits(genome, config, path)
     return genome
+
+
+def _check_genome_path(path: str) -> None:
+    """A ConfigError unless `path` is a file: a folder (a run's, most likely) is named as one."""
+    if os.path.isdir(path):
+        raise ConfigError(f"genome file {path} is a folder: give {os.path.join(path, 'winner.json')} (or another "
+                          f"genome file inside it)")
+    if not os.path.isfile(path):
+        raise ConfigError(f"genome file {path} not found")
+
+
+def _other_kind(path: str, data: bytes) -> str | None:
+    """What a file that neatpar writes beside its genomes is, and what to give instead, for one
+    named as a genome (a checkpoint, an ONNX model); None for any other file. Read from its first
+    bytes, never unpickled."""
+    if data.startswith(GZIP_MAGIC):   # checkpoint-N.gz: a gzip-compressed pickle of a whole population
+        winner = os.path.normpath(os.path.join(os.path.dirname(path), os.pardir, "winner.json"))
+        given = winner if os.path.isfile(winner) else "the run's winner.json"
+        return (f"is a checkpoint (a whole population), not a genome: give {given}, or continue the run from it "
+                f"with neatpar evolve --resume {path}")
+    if path.lower().endswith(".onnx") or _is_onnx_model(data):
+        return ("is an ONNX model, which cannot be read back into a genome: give the genome file it was exported "
+                "from (winner.json of its run)")
+    return None
+
+
+def _is_onnx_model(data: bytes) -> bool:
+    """Whether `data` is a serialized ONNX ModelProto with a graph: its first field is ir_version
+    (tag byte 0x08), and it parses with at least one node."""
+    if not data.startswith(b"\x08"):
+        return False
+    import onnx   # only here: a pickled genome loads without it
+    try:
+        model = onnx.load_model_from_string(data)
+    except Exception:  # noqa: BLE001 - any parse failure means not a model
+        return False
+    return model.ir_version > 0 and len(model.graph.node) > 0
 
 
 def check_genome_fits(genome, config, source: str) -> None:

@@ -21,6 +21,7 @@ import logging
 import multiprocessing
 import os
 from dataclasses import dataclass
+from typing import Callable
 
 from mlagents_envs import environment as mlagents_environment
 from mlagents_envs.environment import UnityEnvironment
@@ -37,7 +38,7 @@ from mlagents_envs.timers import hierarchical_timer
 
 from ...errors import ConfigError, LiveHandleError, SimulatorError
 from ...parallel.handles import install_exit_hooks
-from .builds import Build, resolve_build
+from .builds import SIM_PROGRAM, Build, resolve_build
 from .bulk import decode_output, encode_step
 from .communicator import BASE_PORT, STATUS_OK, LocalCommunicator, message_bytes, port_free
 from .frames import FrameChannel
@@ -51,13 +52,18 @@ log = logging.getLogger("neatpar")
 class _BridgeEnvironment(UnityEnvironment):
     """UnityEnvironment with neatpar's communicator (its supported override point) and, with
     `bulk`, its step and reset on the bulk codec (bulk.py); their effect on the environment is
-    mlagents-envs' own: specs, states, side channels, errors and log lines."""
+    mlagents-envs' own: specs, states, side channels, errors and log lines. `on_process` is called
+    with the game process once it started, `on_editor` with the port once it listens for the Unity
+    Editor (no process to start)."""
 
-    def __init__(self, *args, on_process=None, bulk: bool = True, frames: FrameChannel | None = None, **kwargs):
+    def __init__(self, *args, on_process=None, on_editor: Callable[[int], None] | None = None, bulk: bool = True,
+                 frames: FrameChannel | None = None, **kwargs):
         self._on_process = on_process
+        self._on_editor = on_editor
         self._bulk = bulk
         self._frames = frames
         self._fallbacks_logged: set[str] = set()
+        self.game_name = ""   # the name the game gives itself in its first message
         try:
             super().__init__(*args, **kwargs)
         except BaseException:
@@ -74,7 +80,10 @@ class _BridgeEnvironment(UnityEnvironment):
         # so that a host stopped mid-handshake can still kill it.
         if self._on_process is not None and self._process is not None:
             self._on_process(self._process)
+        if self._on_editor is not None and self._process is None:   # listening for the Editor now
+            self._on_editor(self._port)
         output = super()._send_academy_parameters(init_parameters)
+        self.game_name = output.rl_initialization_output.name
         if self._frames is not None:  # a game that sends frames says so in this first message
             self._frames.launched(output.rl_output.side_channel)
         return output
@@ -141,6 +150,12 @@ class Display:
     width: int = 1280
     height: int = 720
     frame_rate: int = 60
+
+
+def is_stand_in(game_name: str) -> bool:
+    """Whether a game is one of neatpar's stand-in builds (neatpar.sim), by the name it gives
+    itself in its first message (`neatpar-sim-TASK`; a Unity player's Academy gives its own)."""
+    return game_name.startswith(f"{SIM_PROGRAM}-")
 
 
 def bulk_from_environment() -> bool:
@@ -234,10 +249,12 @@ class SimulatorBridge:
                     timeout_wait=int(max(1, self.timeout)), additional_args=self.args,
                     side_channels=[self.engine, self.parameters, self.stats] + ([self.frames] if self.frames else []),
                     log_folder=self.log_folder, base_port=BASE_PORT if self.build is not None else EDITOR_PORT,
-                    on_process=self._started, bulk=bulk, frames=self.frames)
+                    on_process=self._started, on_editor=self._call_editor, bulk=bulk, frames=self.frames)
             except UnityWorkerInUseException:
                 continue
             except UnityTimeOutException as exc:
+                if self.build is None:
+                    raise SimulatorError(self._editor_silent(EDITOR_PORT + worker_id)) from None
                 raise SimulatorError(f"the simulator did not connect within {self.timeout:g} s "
                                      f"({self.build or 'editor'}): {exc}{self._log_tail(worker_id)}") from None
             except UnityEnvironmentException as exc:
@@ -246,9 +263,32 @@ class SimulatorBridge:
             self.worker_id = worker_id
             self.launches += 1
             self.bulk_in_use = bulk
+            if self.launches == 1:
+                self._note_no_window(env.game_name)
             return env
         raise SimulatorError(f"no free port for the simulator in {BASE_PORT + self.worker_id}.."
                              f"{BASE_PORT + self.worker_id + tries - 1}; set [neatpar] worker_id elsewhere")
+
+    def _note_no_window(self, game_name: str) -> None:
+        """One line when a game launched to be watched (`display`) is a stand-in build: those draw
+        nothing on screen, so the window a person waits for never opens."""
+        if self.display is not None and is_stand_in(game_name):
+            log.warning("this build is neatpar's stand-in %s simulator, which shows no window (it plays at real-time "
+                        "speed unseen): record an episode instead with neatpar play --video FILE (.mp4 or .gif)",
+                        game_name[len(SIM_PROGRAM) + 1:])
+
+    def _call_editor(self, port: int) -> None:
+        """The one line that asks the person at the Unity Editor to press Play: the Editor tries to
+        connect once, when Play starts, so it must start after neatpar listens."""
+        log.warning("waiting for the Unity Editor on port %d: press Play in the Editor now (within %g s)", port,
+                    self.timeout)
+
+    def _editor_silent(self, port: int) -> str:
+        """The error of an Editor that did not connect in time: what to do in the Editor."""
+        return (f"the Unity Editor did not connect on port {port} within {self.timeout:g} s: press Play in the "
+                f"Editor after neatpar says it is waiting for it, and within the {self.timeout:g} s ([neatpar] "
+                f"timeout); if it was already playing, stop Play and press it again; check that the agents' "
+                f"Behavior Type is Default and that the project uses ML-Agents communication API 1.x")
 
     def _log_tail(self, worker_id: int, lines: int = 5) -> str:
         if not self.log_folder:
