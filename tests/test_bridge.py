@@ -200,8 +200,7 @@ def test_timeout_when_the_game_never_connects(tmp_path):
 def test_the_editor_is_asked_to_press_play_and_told_what_to_do_when_it_stays_silent(caplog):
     """env = editor: one line asks for Play while neatpar listens on the Editor's port; with no
     Editor, the time-out says what to do in the Editor (nothing of headless players)."""
-    if not port_free(EDITOR_PORT):
-        pytest.skip(f"port {EDITOR_PORT} is taken on this machine")
+    assert port_free(EDITOR_PORT), f"port {EDITOR_PORT} is taken: the Editor's path is tested on it, free"
     with caplog.at_level("WARNING", logger="neatpar"), SimulatorBridge(None, timeout=1) as b:
         with pytest.raises(SimulatorError) as error:
             b.env

@@ -178,8 +178,7 @@ def test_simulator_timeout(tmp_path):
 
 
 def test_a_run_on_the_editor_asks_for_play_then_says_what_to_do_in_the_editor(tmp_path):
-    if not port_free(EDITOR_PORT):
-        pytest.skip(f"port {EDITOR_PORT} is taken on this machine")
+    assert port_free(EDITOR_PORT), f"port {EDITOR_PORT} is taken: the Editor's path is tested on it, free"
     out = tmp_path / "run"
     result = neatpar_cli("evolve", "--config", ball_cfg(tmp_path, env="editor", worker_id=0, timeout=1),
                          "--out", str(out))
