@@ -213,6 +213,17 @@ def test_the_editor_is_asked_to_press_play_and_told_what_to_do_when_it_stays_sil
     assert "Behavior Type is Default" in message and "API 1.x" in message and "headless" not in message
 
 
+def test_the_editor_s_port_held_by_another_program_is_one_line_saying_so():
+    assert port_free(EDITOR_PORT), f"port {EDITOR_PORT} is taken: the Editor's path is tested on it, free"
+    with socket.socket() as holder:
+        holder.bind(("localhost", EDITOR_PORT))
+        holder.listen()
+        with SimulatorBridge(None, timeout=1) as b, pytest.raises(SimulatorError) as error:
+            b.env
+    assert str(error.value) == (f"port {EDITOR_PORT}, where the Unity Editor connects, is in use by another program "
+                                f"(another run on the Editor, or mlagents-learn): end it, then run again")
+
+
 def test_communicator_is_neatpars():
     assert issubclass(LocalCommunicator, neatpar.envs.unity.communicator.Communicator)
 

@@ -39,3 +39,12 @@ def test_each_key_says_whether_a_resume_may_change_it():
     assert may == {"generations", "checkpoint_interval", "video_interval", "inference", "workers", "backend",
                    "address", "timeout", "worker_id"}
     assert not resumable("seed") and not resumable("no_such_key")
+
+
+def test_the_editor_with_another_worker_id_is_one_line_naming_the_fix():
+    """mlagents-envs connects the Editor on its own port only (worker_id 0)."""
+    assert Settings.create({"env": "editor", "behaviors": "Ball3D?team=0: population"}).worker_id == 0
+    with pytest.raises(ConfigError) as error:
+        Settings.create({"env": "editor", "behaviors": "Ball3D?team=0: population", "worker_id": 3})
+    assert str(error.value) == ("worker_id = 3 with env = editor: the Unity Editor connects on its own port (worker_id "
+                                "0) only; leave worker_id out, or set env to a build path")

@@ -182,6 +182,9 @@ class Settings:
         if self.hosted and self.env is None:
             raise ConfigError("env = editor connects to the one Unity Editor: env hosts (envs > 1 or backend = ray) "
                               "each launch a build; set env to a build path or envs = 1")
+        if self.env is None and self.worker_id != 0:
+            raise ConfigError(f"worker_id = {self.worker_id} with env = editor: the Unity Editor connects on its own "
+                              f"port (worker_id 0) only; leave worker_id out, or set env to a build path")
         if self.hosted and self.inference == "pool":
             raise ConfigError("inference = pool with env hosts: each host runs its networks in its own process; "
                               "set inference = inprocess (or envs = 1)")

@@ -266,6 +266,9 @@ class SimulatorBridge:
             if self.launches == 1:
                 self._note_no_window(env.game_name)
             return env
+        if self.build is None:
+            raise SimulatorError(f"port {EDITOR_PORT}, where the Unity Editor connects, is in use by another program "
+                                 f"(another run on the Editor, or mlagents-learn): end it, then run again")
         raise SimulatorError(f"no free port for the simulator in {BASE_PORT + self.worker_id}.."
                              f"{BASE_PORT + self.worker_id + tries - 1}; set [neatpar] worker_id elsewhere")
 
