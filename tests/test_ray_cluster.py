@@ -16,6 +16,7 @@ os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # before Ray is imported: no
 ray = pytest.importorskip("ray")
 from ray.cluster_utils import Cluster  # noqa: E402
 
+from support.marks import ONE_RAY_AT_A_TIME  # noqa: E402
 from support.paths import ROOT  # noqa: E402
 from support.processes import wait_until  # noqa: E402
 from support.runs import fitnesses, probe_hosts  # noqa: E402
@@ -23,7 +24,7 @@ from neatpar.errors import ConfigError  # noqa: E402
 from neatpar.parallel import ray_cluster  # noqa: E402
 from neatpar.run.ray_hosts import PLACEMENT_NOTE_SECONDS  # noqa: E402
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, ONE_RAY_AT_A_TIME]
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
 GENERATIONS = 6
