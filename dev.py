@@ -3,8 +3,8 @@
 
     venv       create or refresh .venv: an editable install of this folder with the extras
     demo       venv, then evolve a controller for the ball simulator (configs/ball.cfg)
-    test       venv, then the whole test suite (arguments after `--` go to pytest)
-    test-fast  venv, then the tests not marked slow, stopping at the first failure
+    test       venv, then the whole test suite in two processes (arguments after `--` go to pytest)
+    test-fast  venv, then the tests not marked slow, in two processes, stopping at the first failure
     docs       venv, then the documentation site into site/ (reference pages regenerated, strict build)
     notebook   venv, then the example notebook run in a real kernel, its outputs saved in it
     bench      venv, then every benchmark script
@@ -32,6 +32,10 @@ SOURCES = ("dev.py", "pyproject.toml", "setup.py", "MANIFEST.in", "neatpar-fastw
            "neatpar/*/*.c", "neatpar/*/*/*.c", "neatpar/*/*.h", "neatpar/*/*/*.h")
 BENCHMARKS = ("bench_evaluator", "bench_kernel", "bench_ctrnn", "bench_neat_step", "bench_wire", "bench_visual",
               "bench_hosts", "bench_frames")
+# pytest-xdist: two processes (the machines this suite is planned for have 2 cores; many tests wait
+# on simulators and workers), the tests marked with one xdist_group in the same one. `-- -n 0` after
+# the command runs everything in one process; a later -n or --dist wins.
+PARALLEL = ("-n", "2", "--dist", "loadgroup")
 COMMANDS = ("venv", "demo", "test", "test-fast", "docs", "notebook", "bench", "clean")
 CLEANED = (".venv", "build", "site", "*.egg-info", ".pytest_cache", ".hypothesis")
 
@@ -95,8 +99,8 @@ def commands(options) -> list[list[str]]:
     return {
         "venv": [],
         "demo": [[program(folder, "neatpar"), "evolve", "--config", os.path.join("configs", "ball.cfg")]],
-        "test": [[python, "-m", "pytest", *options.rest]],
-        "test-fast": [[python, "-m", "pytest", "-m", "not slow", "-x", "-q", *options.rest]],
+        "test": [[python, "-m", "pytest", *PARALLEL, *options.rest]],
+        "test-fast": [[python, "-m", "pytest", *PARALLEL, "-m", "not slow", "-x", "-q", *options.rest]],
         "docs": [[python, os.path.join("docs", "generate.py")], [program(folder, "mkdocs"), "build", "--strict"]],
         "notebook": [[python, os.path.join("docs", "generate.py"), "--notebook"]],
         "bench": [[python, os.path.join("bench", f"{name}.py")] for name in BENCHMARKS],

@@ -1,6 +1,8 @@
 """Shared fixtures: real neat-python configs and genomes, and a check that no child process
-outlives a test. Shared functions live in the support package."""
+outlives a test; a run in pytest-xdist processes refuses to start where its xdist_group marks
+would not keep tests together. Shared functions live in the support package."""
 import os
+import re
 import shutil
 import signal
 import tempfile
@@ -10,6 +12,25 @@ import pytest
 
 from support.configs import load_config
 from support.processes import child_pids, wait_gone
+
+
+def version_of(text: str) -> tuple[int, ...]:
+    """A release's leading numbers: '9.2.0' -> (9, 2, 0)."""
+    return tuple(int(part) for part in re.findall(r"\d+", text)[:3])
+
+
+def pytest_configure(config):
+    """With --dist loadgroup, the tests of one xdist_group run one after another in one process
+    (the tests that start Ray, support/marks.py). pytest-xdist (3.8 and before) carries the group
+    in a test's ID, which pytest 9.2 no longer lets it change: the tests would be spread over the
+    processes without a word, so that pairing stops the run instead."""
+    if getattr(config.option, "dist", "no") != "loadgroup":
+        return
+    import xdist
+    if version_of(pytest.__version__) >= (9, 2) and version_of(xdist.__version__) < (3, 9):
+        raise pytest.UsageError(f"pytest {pytest.__version__} with pytest-xdist {xdist.__version__} ignores "
+                                f"xdist_group marks under --dist loadgroup: install the test extra's pytest "
+                                f"(make venv), or run in one process with -n 0")
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ import neatpar
 from neatpar.envs.unity.bridge import EDITOR_PORT, Display, SimulatorBridge, is_stand_in
 from neatpar.envs.unity.communicator import BASE_PORT, LocalCommunicator, port_free
 from neatpar.errors import ConfigError, LiveHandleError, SimulatorError
+from support.marks import ON_THE_EDITOR_PORT
 from support.paths import BALL
 from support.processes import wait_gone
 from support.simulators import free_worker_id
@@ -197,6 +198,7 @@ def test_timeout_when_the_game_never_connects(tmp_path):
     assert time.monotonic() - started < 15
 
 
+@ON_THE_EDITOR_PORT
 def test_the_editor_is_asked_to_press_play_and_told_what_to_do_when_it_stays_silent(caplog):
     """env = editor: one line asks for Play while neatpar listens on the Editor's port; with no
     Editor, the time-out says what to do in the Editor (nothing of headless players)."""
@@ -213,6 +215,7 @@ def test_the_editor_is_asked_to_press_play_and_told_what_to_do_when_it_stays_sil
     assert "Behavior Type is Default" in message and "API 1.x" in message and "headless" not in message
 
 
+@ON_THE_EDITOR_PORT
 def test_the_editor_s_port_held_by_another_program_is_one_line_saying_so():
     assert port_free(EDITOR_PORT), f"port {EDITOR_PORT} is taken: the Editor's path is tested on it, free"
     with socket.socket() as holder:

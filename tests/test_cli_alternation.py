@@ -58,7 +58,7 @@ def test_an_interrupted_asymmetric_run_resumes_exactly(tmp_path):
     run.proc.send_signal(signal.SIGTERM)
     code, err = run.finish()
     assert code == 143 and "resume with --resume" in err, err
-    run.assert_clean()
+    run.assert_clean()   # its networks run in process: no segment is made, none may be left
     # Each population's best-rated member so far is left as its winner, for play and export.
     leagues = json.load(open(cut / "league.json"))
     winners = [cut / "behavior-Duel_team=0" / "winner.json", cut / "behavior-Keeper_team=1" / "winner.json"]

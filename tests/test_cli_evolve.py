@@ -23,8 +23,20 @@ from neatpar.envs.unity.communicator import port_free
 from neatpar.types.genome_file import genome_from_dict
 from support.configs import ball_cfg, hover_cfg, write_config
 from support.evolution import genes_of
+from support.marks import ON_THE_EDITOR_PORT
 from support.paths import ROOT
-from support.runs import PROGRESS_BAR, Run, neatpar_cli, one_line_error, stats_rows
+from support.runs import PROGRESS_BAR, Run, evolve_ok, neatpar_cli, one_line_error, stats_rows
+
+
+@pytest.fixture(scope="module")
+def one_generation(tmp_path_factory):
+    """A finished one-generation ball run: (its config, its run folder). Shared by the tests that only
+    read the folder or are refused by it, which leave it as it is (each of them ran the same run
+    of its own before)."""
+    folder = tmp_path_factory.mktemp("one-generation")
+    config = ball_cfg(folder, generations=1)
+    evolve_ok(config, folder / "run")
+    return config, folder / "run"
 
 
 def test_evolve_writes_a_complete_run_folder(tmp_path):
@@ -177,6 +189,7 @@ def test_simulator_timeout(tmp_path):
         "did not connect within 2 s", code=1)
 
 
+@ON_THE_EDITOR_PORT
 def test_a_run_on_the_editor_asks_for_play_then_says_what_to_do_in_the_editor(tmp_path):
     assert port_free(EDITOR_PORT), f"port {EDITOR_PORT} is taken: the Editor's path is tested on it, free"
     out = tmp_path / "run"
@@ -191,10 +204,9 @@ def test_a_run_on_the_editor_asks_for_play_then_says_what_to_do_in_the_editor(tm
         "communication API 1.x"]
 
 
-def test_corrupt_or_truncated_checkpoint(tmp_path):
-    config = ball_cfg(tmp_path, generations=1)
-    assert neatpar_cli("evolve", "--config", config, "--out", str(tmp_path / "run")).returncode == 0
-    good = (tmp_path / "run" / "checkpoints" / "checkpoint-1.gz").read_bytes()
+def test_corrupt_or_truncated_checkpoint(tmp_path, one_generation):
+    config, run = one_generation
+    good = (run / "checkpoints" / "checkpoint-1.gz").read_bytes()
     cut = tmp_path / "cut.gz"
     cut.write_bytes(good[: len(good) // 2])
     one_line_error(tmp_path, ["evolve", "--config", config, "--resume", str(cut)], "corrupt or truncated")
@@ -203,11 +215,10 @@ def test_corrupt_or_truncated_checkpoint(tmp_path):
     one_line_error(tmp_path, ["evolve", "--config", config, "--resume", str(garbage)], "corrupt or truncated")
 
 
-def test_resume_with_other_input_output_counts(tmp_path):
-    config = ball_cfg(tmp_path, generations=1)
-    assert neatpar_cli("evolve", "--config", config, "--out", str(tmp_path / "run")).returncode == 0
+def test_resume_with_other_input_output_counts(tmp_path, one_generation):
+    _, run = one_generation
     other = ball_cfg(tmp_path, name="other.cfg", num_inputs=6)
-    one_line_error(tmp_path, ["evolve", "--config", other, "--resume", str(tmp_path / "run" / "checkpoints" / "checkpoint-1.gz")],
+    one_line_error(tmp_path, ["evolve", "--config", other, "--resume", str(run / "checkpoints" / "checkpoint-1.gz")],
         "changes [DefaultGenome] num_inputs (8 -> 6) of the config the run started with")
 
 
@@ -291,16 +302,15 @@ def test_a_run_whose_default_folder_another_run_has_takes_the_next_number(tmp_pa
     assert re.fullmatch(r".*/runs/ball-\d{8}-\d{6}-2", folder) and os.path.exists(os.path.join(folder, "winner.json"))
 
 
-def test_out_naming_an_existing_run_is_refused_unless_resuming(tmp_path):
-    config = ball_cfg(tmp_path, generations=1)
-    assert neatpar_cli("evolve", "--config", config, "--out", str(tmp_path / "run")).returncode == 0
-    before = sorted(os.listdir(tmp_path / "run"))
-    again = neatpar_cli("evolve", "--config", config, "--out", str(tmp_path / "run"))
+def test_out_naming_an_existing_run_is_refused_unless_resuming(one_generation):
+    config, run = one_generation
+    before = sorted(os.listdir(run))
+    again = neatpar_cli("evolve", "--config", config, "--out", str(run))
     assert again.returncode == 2
-    assert again.stderr.strip() == (f"neatpar: error: run folder {tmp_path / 'run'} already holds a run: choose a new "
+    assert again.stderr.strip() == (f"neatpar: error: run folder {run} already holds a run: choose a new "
                                     f"--out, or continue that run with --resume "
-                                    f"{tmp_path / 'run' / 'checkpoints' / 'checkpoint-N.gz'}")
-    assert sorted(os.listdir(tmp_path / "run")) == before
+                                    f"{run / 'checkpoints' / 'checkpoint-N.gz'}")
+    assert sorted(os.listdir(run)) == before
 
 
 def test_resuming_past_the_generation_count_is_a_one_line_error(tmp_path):
@@ -446,11 +456,10 @@ def test_a_fitness_threshold_that_stops_the_run_is_said_with_its_checkpoint(tmp_
     assert len(stats_rows(out)) == 1 and checkpoint_generations(out) == [0] and lines[2].startswith("winner: ")
 
 
-def test_a_checkpoint_of_an_earlier_neatpar_without_settings_asks_for_the_config(tmp_path):
+def test_a_checkpoint_of_an_earlier_neatpar_without_settings_asks_for_the_config(tmp_path, one_generation):
     from neatpar.record.checkpoint import Checkpoint
-    config = ball_cfg(tmp_path, generations=1)
-    assert neatpar_cli("evolve", "--config", config, "--out", str(tmp_path / "run")).returncode == 0
-    checkpoint = Checkpoint.load(str(tmp_path / "run" / "checkpoints" / "checkpoint-1.gz"))
+    config, run = one_generation
+    checkpoint = Checkpoint.load(str(run / "checkpoints" / "checkpoint-1.gz"))
     old = tmp_path / "old.gz"
     old.write_bytes(gzip.compress(checkpoint.without_run_settings().to_bytes()))
     one_line_error(tmp_path, ["evolve", "--resume", str(old), "--generations", "2"],
@@ -464,10 +473,9 @@ def test_evolve_without_config_or_checkpoint_is_one_line(tmp_path):
     one_line_error(tmp_path, ["evolve"], "--config is missing: give a neat-python config file with a [neatpar] section")
 
 
-def test_resume_from_a_file_that_is_not_a_checkpoint_says_so(tmp_path):
-    config = ball_cfg(tmp_path, generations=1)
-    assert neatpar_cli("evolve", "--config", config, "--out", str(tmp_path / "run")).returncode == 0
-    winner = tmp_path / "run" / "winner.json"
+def test_resume_from_a_file_that_is_not_a_checkpoint_says_so(tmp_path, one_generation):
+    _, run = one_generation
+    winner = run / "winner.json"
     one_line_error(tmp_path, ["evolve", "--resume", str(winner)],
         f"{winner} is not a checkpoint: resume from a run folder's checkpoints/checkpoint-N.gz")
 

@@ -30,6 +30,7 @@ from neatpar.config.run_settings import RunSettings  # noqa: E402
 from neatpar.sim.probe import observation  # noqa: E402
 from neatpar.record.tensorboard import EventLog  # noqa: E402
 from support.configs import write_config  # noqa: E402
+from support.marks import ONE_RAY_AT_A_TIME  # noqa: E402
 from support.paths import BUILDS  # noqa: E402
 from support.simulators import free_worker_id  # noqa: E402
 
@@ -119,7 +120,8 @@ GAME_KEYS = ("Environment/Cumulative Reward", "Environment/Episode Length", "Gam
              "Game/Return")
 
 
-@pytest.mark.parametrize("mode", [pytest.param(m, marks=pytest.mark.slow) if m == "ray" else m for m in MODES])
+@pytest.mark.parametrize("mode", [pytest.param(m, marks=[pytest.mark.slow, ONE_RAY_AT_A_TIME]) if m == "ray" else m
+                                  for m in MODES])
 def test_the_game_s_stats_arrive_aggregated_as_ml_agents_does(tmp_path, mode):
     """One agent per simulator plays the genomes one after another, so the order of the episodes is
     known: in process genomes 0..3; on two hosts part 0 (genomes 0, 1) and part 1 (genomes 2, 3)."""
@@ -236,7 +238,7 @@ def test_species_png_stacks_the_species_of_every_generation(tmp_path):
 # ---------------------------------------------------------------- progress during a generation
 
 @pytest.mark.parametrize("mode, episode", [("inprocess", 20), ("envs2", 200),
-                                           pytest.param("ray", 600, marks=pytest.mark.slow)])
+                                           pytest.param("ray", 600, marks=[pytest.mark.slow, ONE_RAY_AT_A_TIME])])
 def test_progress_reaches_the_main_process_while_the_generation_runs(tmp_path, mode, episode):
     """Two agents per simulator, eight genomes: each simulator plays its genomes in waves, so the
     episodes finished grow while the generation runs (local env hosts report about every 0.25 s,

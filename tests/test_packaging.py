@@ -3,6 +3,7 @@ environment without extras (then a short `neatpar evolve` to its end), a wheel, 
 install; each must have the fast wire in effect."""
 import glob
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -16,7 +17,9 @@ from support.configs import ball_cfg
 from support.paths import BALL, ROOT
 from support.simulators import free_worker_id
 
-pytestmark = pytest.mark.slow
+# One after another in one pytest-xdist process: the sdist and the wheel are built from this
+# checkout, each writing its build/ and neatpar.egg-info folders.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("packaging")]
 
 # In the fresh environment: the fast wire is in effect after importing mlagents-envs first, and
 # neatpar is the installed copy, not this checkout.
@@ -109,9 +112,22 @@ LAUNCHED_WITH = (
 )
 
 
+def project_copy(folder) -> str:
+    """A copy of this checkout's project files (no virtual environment, build output, compiled
+    extensions, caches, dot-folders or tests) in `folder`; its path. An editable install builds the
+    C extensions in place, which in this checkout would replace the extension files that the
+    suite's other processes are importing meanwhile."""
+    def ignored(where, names):
+        generated = shutil.ignore_patterns(".*", "build", "dist", "site", "runs", "*.egg-info", "__pycache__", "*.so")
+        return set(generated(where, names)) | {n for n in names if os.path.isfile(os.path.join(where, n, "pyvenv.cfg"))
+                                               or (where == ROOT and n == "tests")}
+    return shutil.copytree(ROOT, os.path.join(folder, "project"), ignore=ignored)
+
+
 def test_editable_install_arms_the_hook(tmp_path):
+    project = project_copy(tmp_path)
     python = fresh_venv(str(tmp_path / "env"), with_pip=False, borrow_dependencies=True)
-    run([sys.executable, "-m", "pip", "--python", python, "install", "--no-deps", "-q", "-e", ROOT])
+    run([sys.executable, "-m", "pip", "--python", python, "install", "--no-deps", "-q", "-e", project])
     site = run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip()
     assert os.path.exists(os.path.join(site, "neatpar-fastwire.pth"))
-    check_fast_wire(python, tmp_path, os.path.join(ROOT, "neatpar"))
+    check_fast_wire(python, tmp_path, os.path.join(project, "neatpar"))

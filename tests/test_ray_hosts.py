@@ -13,6 +13,7 @@ import pytest
 
 from support.configs import ball_cfg, hover_cfg
 from support.duels import duel_cfg
+from support.marks import ONE_RAY_AT_A_TIME
 from support.paths import ROOT
 from support.processes import cmdline, wait_gone, wait_until
 from support.rays import local_cluster, ray
@@ -22,7 +23,7 @@ from neatpar import settings as run_config
 from neatpar.run.hosts import HostSetup
 from neatpar.run.ray_hosts import RayHosts
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, ONE_RAY_AT_A_TIME]
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -12,6 +12,7 @@ import time
 import pytest
 
 from support import fitness_fns
+from support.marks import ONE_RAY_AT_A_TIME
 from support.paths import ROOT
 from support.rays import local_cluster, ray
 from support.runs import fitnesses
@@ -20,7 +21,7 @@ from neatpar.parallel.chunks import Status
 from neatpar.parallel.serialize import dumps_for_worker
 from neatpar.parallel.ray_tasks import RayTasks, _sent_by_value
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, ONE_RAY_AT_A_TIME]
 
 VICTIM = 4  # a genome key of the first xor generation; Ray workers read it from their environment
 LIVE = None

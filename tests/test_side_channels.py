@@ -74,7 +74,7 @@ def test_records_split_into_the_channels_and_payloads_they_were_made_of(pairs):
     (side_channels.record(side_channels.STATS, b"ab") + bytes(5), "truncated side-channel record at byte 22"),
     (uuid.uuid4().bytes_le + (9).to_bytes(4, "little") + b"short", "side-channel record of 9 bytes overruns the message"),
     (uuid.uuid4().bytes_le + (-1).to_bytes(4, "little", signed=True), "side-channel record of -1 bytes overruns"),
-])
+], ids=["zeros", "cut-payload", "short-payload", "negative-length"])   # the same names in every pytest-xdist process
 def test_a_record_cut_short_or_overrunning_is_an_error_naming_where(data, message):
     with pytest.raises(ValueError, match=message):
         list(side_channels.split(data))

@@ -12,12 +12,15 @@ from .processes import wait_gone
 
 
 BASE_PORT = 5005
+# Drawn from the system's entropy, not the global `random`: tests seed that (neat.Population(seed=...),
+# Hypothesis), and two test processes seeded alike would draw the same worker_ids at the same time.
+_DRAW = random.SystemRandom()
 
 
 def free_worker_id() -> int:
     """A worker_id whose port (5005 + id) is free on this machine right now."""
     for _ in range(200):
-        worker_id = random.randint(100, 3000)
+        worker_id = _DRAW.randint(100, 3000)
         with socket.socket() as probe:
             try:
                 probe.bind(("127.0.0.1", BASE_PORT + worker_id))
