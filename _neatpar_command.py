@@ -20,8 +20,8 @@ def main() -> int:
         for sig, previous in held.items():
             signal.signal(sig, previous)
     if caught:
-        first = caught[0]
-        if first != getattr(signal, "SIGHUP", None):   # a closed terminal takes no more output
+        first, hangup = caught[0], getattr(signal, "SIGHUP", None)
+        if first != hangup:   # a closed terminal takes no more output
             sys.stderr.write("\ninterrupted\n")
-        return 128 + (first if first in (signal.SIGINT, getattr(signal, "SIGHUP", None)) else signal.SIGTERM)
+        return 128 + (first if first in (signal.SIGINT, hangup) else signal.SIGTERM)
     return run()
