@@ -10,8 +10,13 @@ from typing import Any, Mapping
 
 from .readers import Where, accepting, did_you_mean
 
-class Role(enum.StrEnum):
-    """Who drives a behavior's agents (see BehaviorRole)."""
+
+class Role(str, enum.Enum):
+    """Who drives a behavior's agents (see BehaviorRole). A string enum that prints and formats as
+    its value, as enum.StrEnum (Python 3.11) does, on every Python."""
+    __str__ = str.__str__
+    __format__ = str.__format__
+
     POPULATION = "population"
     CHAMPION = "champion"
     LEAGUE = "league"

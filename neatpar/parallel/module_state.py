@@ -25,8 +25,11 @@ class Snapshot(NamedTuple):
 
 
 def snapshot() -> Snapshot:
-    """The states of `random`'s and (if loaded) numpy's global generators."""
+    """The states of `random`'s and (if numpy is loaded) numpy's global generators. numpy 2 loads
+    numpy.random on first use only: loaded here, so that a first draw later is seen as one."""
     np_random = sys.modules.get("numpy.random")
+    if np_random is None and "numpy" in sys.modules:
+        import numpy.random as np_random
     return Snapshot(random.getstate(), np_random.get_state() if np_random is not None else None)
 
 

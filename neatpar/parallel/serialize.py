@@ -36,8 +36,10 @@ PROTOCOL = pickle.HIGHEST_PROTOCOL
 
 
 def _peek_count(counter: itertools.count) -> int:
-    """The value next(counter) would return, without calling next()."""
-    return counter.__reduce__()[1][0]
+    """The value next(counter) would return, without calling next(): read from its repr, 'count(N)'
+    or 'count(N, STEP)' (the same on every Python; its __reduce__ is deprecated from 3.12 and gone
+    in 3.14)."""
+    return int(repr(counter)[len("count("):-1].split(",")[0])
 
 
 def _reduce_genome_config(config) -> tuple:

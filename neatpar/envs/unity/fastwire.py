@@ -1,6 +1,6 @@
 """The fast wire: mlagents-envs' message modules rebuilt on modern (upb) protobuf.
 
-mlagents-envs 0.28.0 ships `_pb2` modules generated for protobuf <= 3.20, which on Python 3.11
+mlagents-envs 0.28.0 ships `_pb2` modules generated for protobuf <= 3.20, which on Python 3.10 to 3.13
 exists only as the slow pure-Python backend. Each of those files embeds its serialized
 FileDescriptorProto. This module reads those bytes from the files' text (without importing them),
 adds them to protobuf's default descriptor pool in dependency order and builds modules with the

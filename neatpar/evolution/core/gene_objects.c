@@ -661,12 +661,14 @@ static PyType_Slot conn_gene_slots[] = {
     {0, NULL},
 };
 
-/* Named as neat-python's classes, so that reprs, str() and class names read as neat-python's. */
+/* Named as neat-python's classes, so that reprs, str() and class names read as neat-python's.
+   Mutable types, as their bases (neat-python's Python classes) are: an immutable type made from a
+   mutable base is deprecated since Python 3.12 and refused from 3.14. */
 static PyType_Spec gene_specs[2] = {
-    {.name = "neat.genes.DefaultNodeGene", .basicsize = sizeof(Gene), .flags = Py_TPFLAGS_DEFAULT |
-     Py_TPFLAGS_IMMUTABLETYPE, .slots = node_gene_slots},
-    {.name = "neat.genes.DefaultConnectionGene", .basicsize = sizeof(Gene), .flags = Py_TPFLAGS_DEFAULT |
-     Py_TPFLAGS_IMMUTABLETYPE, .slots = conn_gene_slots},
+    {.name = "neat.genes.DefaultNodeGene", .basicsize = sizeof(Gene), .flags = Py_TPFLAGS_DEFAULT,
+     .slots = node_gene_slots},
+    {.name = "neat.genes.DefaultConnectionGene", .basicsize = sizeof(Gene), .flags = Py_TPFLAGS_DEFAULT,
+     .slots = conn_gene_slots},
 };
 
 /* Whether a gene object fits after the base class's layout (its fields start at `owner`). */
