@@ -80,11 +80,14 @@ class EditableWheelWithHook(editable_wheel):
 setup(
     cmdclass={"build_ext": BuildExtByCompiler, "build_py": BuildPyWithHook, "editable_wheel": EditableWheelWithHook},
     ext_modules=[
-        Extension("neatpar.nn._kernel", sources=["neatpar/nn/_kernel.c"], depends=["neatpar/nn/neat_functions.h"]),
-        Extension("neatpar.nn._substrate", sources=["neatpar/nn/_substrate.c"], depends=["neatpar/nn/neat_functions.h"]),
+        Extension("neatpar.nn._kernel", sources=["neatpar/nn/_kernel.c"],
+                  depends=["neatpar/nn/neat_functions.h", "neatpar/python_sum.h"]),
+        Extension("neatpar.nn._substrate", sources=["neatpar/nn/_substrate.c"],
+                  depends=["neatpar/nn/neat_functions.h", "neatpar/python_sum.h"]),
         Extension("neatpar.evolution._core",
                   sources=["neatpar/evolution/_core.c"] + sorted(glob.glob("neatpar/evolution/core/*.c")),
-                  depends=["neatpar/evolution/core/core.h", "neatpar/evolution/core/threads_shim.h"]),
+                  depends=["neatpar/evolution/core/core.h", "neatpar/evolution/core/threads_shim.h",
+                           "neatpar/python_sum.h"]),
         Extension("neatpar.envs.unity._wire", sources=["neatpar/envs/unity/_wire.c"], depends=["neatpar/envs/unity/why.h"]),
         Extension("neatpar.envs.unity._pixels", sources=["neatpar/envs/unity/_pixels.c"],
                   depends=["neatpar/envs/unity/why.h"]),

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import statistics
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -82,7 +83,7 @@ class StatsRow:
             behaviors = {b: BehaviorValues(_mean(stats.scored[b].returns), _mean(stats.scored[b].lengths))
                          for b in population_behaviors if b in stats.scored}
         return cls(generation=generation, best_fitness=max(fits), mean_fitness=statistics.fmean(fits),
-                   stdev_fitness=statistics.pstdev(fits), species=len(species.species), episodes=stats.episodes,
+                   stdev_fitness=_pstdev(fits), species=len(species.species), episodes=stats.episodes,
                    scored_steps=stats.scored_steps, scored_steps_per_s=round(stats.scored_steps_per_second, 1),
                    agent_steps=stats.agent_steps, seconds=round(seconds, 3), mean_return=_mean(returns),
                    mean_episode_length=_mean(lengths), mean_nodes=statistics.fmean(n for n, _ in sizes),
@@ -146,6 +147,39 @@ def _search_values(stats: SearchStats) -> dict[str, float | None]:
 def _mean(values: list) -> float | None:
     """The exactly rounded mean; None for no values."""
     return math.fsum(values) / len(values) if values else None
+
+
+def _pstdev(values: list[float]) -> float:
+    """statistics.pstdev as Python 3.11 and later give it on every Python: the exact variance's
+    square root, correctly rounded. Python 3.10's pstdev rounds twice (about one population in
+    eight gets a last bit of difference), which would make stats.csv differ between Pythons."""
+    if not all(math.isfinite(v) for v in values):
+        return statistics.pstdev(values)  # raises, as it does on every Python
+    ratios = [v.as_integer_ratio() for v in values]
+    scale = math.lcm(*(d for _, d in ratios))          # floats': the largest power of two
+    scaled = [n * (scale // d) for n, d in ratios]    # values * scale, exactly
+    count = len(scaled)
+    spread = count * sum(x * x for x in scaled) - sum(scaled) ** 2
+    return _sqrt_of_fraction(spread, count * count * scale * scale)
+
+
+# Python 3.11's statistics._float_sqrt_of_frac: an integer square root wide enough for a double
+# (2 * 53 + 3 bits), rounded to odd, then one rounding to the float.
+_SQRT_BITS = 2 * sys.float_info.mant_dig + 3
+
+
+def _sqrt_of_fraction(n: int, m: int) -> float:
+    """The square root of n/m (n >= 0, m > 0), correctly rounded to a float."""
+    q = (n.bit_length() - m.bit_length() - _SQRT_BITS) // 2
+    if q >= 0:
+        return float(_isqrt_of_fraction_to_odd(n, m << 2 * q) << q)
+    return _isqrt_of_fraction_to_odd(n << -2 * q, m) / (1 << -q)
+
+
+def _isqrt_of_fraction_to_odd(n: int, m: int) -> int:
+    """The square root of n/m as an integer, rounded to odd (an inexact root gets its last bit set)."""
+    root = math.isqrt(n // m)
+    return root | (root * root * m != n)
 
 
 def _cell(value: Any) -> Any:

@@ -2,6 +2,7 @@
 threads. */
 #include "core.h"
 #include "threads_shim.h"
+#include "../../python_sum.h"
 
 #include <errno.h>
 #include <math.h>
@@ -491,20 +492,18 @@ cache_init(DistCache *c, Member *members, Py_ssize_t n, Member *olds, Py_ssize_t
 static int
 spread(const DistCache *c, double *mean, double *sd)
 {
-    double sum = 0.0;
-    for (Py_ssize_t i = 0; i < c->nvalues; i++)
-        sum += c->values[i];
-    double m = sum / (double)c->nvalues, ss = 0.0;
+    const double m = python_sum(c->values, c->nvalues) / (double)c->nvalues;
+    PythonSum ss = {0.0, 0.0};
     for (Py_ssize_t i = 0; i < c->nvalues; i++) {
         double x = c->values[i] - m;
         /* float.__pow__(x, 2): libm pow on |x| (the sign of an even power drops) */
         double square = x == 0.0 ? 0.0 : pow(x < 0 ? -x : x, 2.0);
         if (isinf(square) && isfinite(x))
             return 1;
-        ss += square;
+        python_sum_add(&ss, square);
     }
     *mean = m;
-    *sd = sqrt(ss / (double)c->nvalues);
+    *sd = sqrt(python_sum_value(ss) / (double)c->nvalues);
     return 0;
 }
 
