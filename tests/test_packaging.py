@@ -1,7 +1,10 @@
 """neatpar installed the ways users install it: a wheel built from the sdist into a fresh
 environment without extras (then a short `neatpar evolve` to its end), a wheel, and an editable
-install; each must have the fast wire in effect."""
+install; each must have the fast wire in effect. The installed wheel also runs from inside a fresh
+clone of the repository, whose neatpar/ sources (no C extensions built) must not hide it from the
+simulator or the pool workers."""
 import glob
+import json
 import os
 import shutil
 import subprocess
@@ -10,6 +13,7 @@ import sysconfig
 import tarfile
 import venv
 import zipfile
+from typing import NamedTuple
 
 import pytest
 
@@ -34,8 +38,8 @@ CHECK = ("import mlagents_envs.environment\n"
 CLEAN_ENV = {k: v for k, v in os.environ.items() if k not in ("NEATPAR_PYTHON", "PYTHONPATH")}
 
 
-def run(args, **kwargs):
-    result = subprocess.run(args, capture_output=True, text=True, timeout=900, env=CLEAN_ENV, **kwargs)
+def run(args, env=CLEAN_ENV, **kwargs):
+    result = subprocess.run(args, capture_output=True, text=True, timeout=900, env=env, **kwargs)
     assert result.returncode == 0, (args, result.stdout[-2000:], result.stderr[-3000:])
     return result
 
@@ -43,13 +47,18 @@ def run(args, **kwargs):
 def fresh_venv(folder, with_pip=True, borrow_dependencies=False) -> str:
     """A new virtual environment; with `borrow_dependencies`, this environment's site-packages is
     added as a plain path (its .pth files, this checkout's editable install among them, are not
-    processed), so installing neatpar with --no-deps is enough."""
+    processed), so installing neatpar with --no-deps is enough. Of those .pth files it takes
+    setuptools' distutils shim: mlagents-envs imports distutils, which Python 3.12 dropped."""
     venv.create(folder, with_pip=with_pip)
     python = os.path.join(folder, "bin", "python")
     if borrow_dependencies:
         site = run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip()
-        with open(os.path.join(site, "deps.pth"), "w") as f:
-            f.write(sysconfig.get_paths()["purelib"] + "\n")
+        borrowed = sysconfig.get_paths()["purelib"]
+        with open(os.path.join(site, "deps.pth"), "w") as f:   # processed before the shim's .pth
+            f.write(borrowed + "\n")
+        shim = os.path.join(borrowed, "distutils-precedence.pth")
+        if os.path.exists(shim):
+            shutil.copy(shim, site)
     return python
 
 
@@ -84,29 +93,46 @@ def test_sdist_wheel_installs_without_extras_and_evolves_with_the_fast_wire(tmp_
     assert not (out / "fitness.png").exists()  # matplotlib is an extra: no plot, and no error
 
 
-def test_installed_wheel_arms_the_hook_in_a_fresh_environment(tmp_path):
-    """... and the simulator builds run on the interpreter that launched them (the fresh
-    environment's, not this checkout's .venv), found by the builds themselves."""
-    wheels = tmp_path / "wheels"
+class Installed(NamedTuple):
+    """neatpar installed from a wheel into a fresh environment: its Python and neatpar folder."""
+    python: str
+    home: str
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> Installed:
+    """A wheel built from this checkout, installed into a fresh environment that borrows this one's
+    dependencies; built once for the tests that only run it."""
+    folder = tmp_path_factory.mktemp("installed")
+    wheels = folder / "wheels"
     run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), ROOT])
     wheel = glob.glob(str(wheels / "neatpar-*.whl"))[0]
-    python = fresh_venv(str(tmp_path / "env"), with_pip=False, borrow_dependencies=True)
+    python = fresh_venv(str(folder / "env"), with_pip=False, borrow_dependencies=True)
     run([sys.executable, "-m", "pip", "--python", python, "install", "--no-deps", "-q", wheel])
     site = run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip()
-    check_fast_wire(python, tmp_path, os.path.join(site, "neatpar"))
+    return Installed(python, os.path.join(site, "neatpar"))
+
+
+def test_installed_wheel_arms_the_hook_in_a_fresh_environment(installed, tmp_path):
+    """... and the simulator builds run on the interpreter that launched them (the fresh
+    environment's, not this checkout's .venv), found by the builds themselves."""
+    python = installed.python
+    check_fast_wire(python, tmp_path, installed.home)
     launched = run([python, "-c", LAUNCHED_WITH.format(build=BALL, worker_id=free_worker_id())], cwd=tmp_path)
-    assert launched.stdout.split() == [python, "-m", "neatpar.sim", "ball", python, "False"], launched.stderr
+    args, executable, preset = json.loads(launched.stdout)
+    assert (args[:2], args[3:], executable, preset) == ([python, "-c"], ["ball"], python, False), launched.stderr
+    assert "neatpar.sim" in args[2]
 
 
 # A build's simulator process as a plain UnityEnvironment launches it: its command line, the
 # launching interpreter, and whether NEATPAR_PYTHON was set.
 LAUNCHED_WITH = (
-    "import os, sys\n"
+    "import json, os, sys\n"
     "from mlagents_envs.environment import UnityEnvironment\n"
     "env = UnityEnvironment({build!r}, worker_id={worker_id}, no_graphics=True)\n"
     "try:\n"
-    "    print(*open(f'/proc/{{env._process.pid}}/cmdline').read().split(chr(0))[:4], sys.executable,\n"
-    "          'NEATPAR_PYTHON' in os.environ)\n"
+    "    args = open(f'/proc/{{env._process.pid}}/cmdline').read().split(chr(0))[:4]\n"
+    "    print(json.dumps([args, sys.executable, 'NEATPAR_PYTHON' in os.environ]))\n"
     "finally:\n"
     "    env.close()\n"
 )
@@ -131,3 +157,72 @@ def test_editable_install_arms_the_hook(tmp_path):
     site = run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip()
     assert os.path.exists(os.path.join(site, "neatpar-fastwire.pth"))
     check_fast_wire(python, tmp_path, os.path.join(project, "neatpar"))
+
+
+# Runs from a fresh clone write the bytecode of every module they import beside its source, so a
+# clone's neatpar/ with a __pycache__ folder afterwards was imported by some process of the run.
+WRITES_BYTECODE = {k: v for k, v in CLEAN_ENV.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
+
+
+def fresh_clone(folder) -> str:
+    """A folder as a fresh clone of this repository looks to a run started in it: the configs, the
+    simulator builds and the neatpar package's sources, with no C extension built and no bytecode."""
+    clone = os.path.join(folder, "clone")
+    for name in ("configs", "unity_builds", "neatpar"):
+        shutil.copytree(os.path.join(ROOT, name), os.path.join(clone, name), symlinks=True,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.pyd"))
+    return clone
+
+
+def imported_from(clone) -> list[str]:
+    """The folders of the clone's neatpar/ whose modules some process imported (see WRITES_BYTECODE)."""
+    return [where for where, folders, _ in os.walk(os.path.join(clone, "neatpar")) if "__pycache__" in folders]
+
+
+def test_installed_neatpar_evolves_on_a_build_of_a_fresh_clone(installed, tmp_path):
+    """`neatpar evolve` in a clone: the build's launcher runs the simulator on the installed neatpar."""
+    clone = fresh_clone(tmp_path)
+    config = ball_cfg(os.path.join(clone, "configs"), name="small-ball.cfg", generations=1,
+                      env="../unity_builds/ball")
+    neatpar = os.path.join(os.path.dirname(installed.python), "neatpar")
+    result = run([neatpar, "evolve", "--config", config, "--out", str(tmp_path / "run")], cwd=clone,
+                 env=WRITES_BYTECODE)
+    assert "winner: genome" in result.stdout
+    assert imported_from(clone) == []
+
+
+# A neat-python script on a spawn pool (README's), kept outside the clone: a script in it would
+# import the clone's neatpar itself, its folder being first on its sys.path. Each process prints
+# where its neatpar came from.
+POOL_SCRIPT = r"""
+import os, sys
+import neat
+import neatpar
+
+def eval_genome(genome, config):
+    home = os.path.dirname(sys.modules["neatpar"].__file__)
+    os.write(1, f"worker {os.getpid()} {home}\n".encode())   # one write: the workers share the pipe
+    return 1.0
+
+if __name__ == "__main__":
+    config = neat.Config(neatpar.Genome, neatpar.Reproduction, neatpar.SpeciesSet, neat.DefaultStagnation,
+                         "configs/xor.cfg")
+    with neatpar.ParallelEvaluator(2, eval_genome, seed=7) as evaluator:
+        neat.Population(config, seed=7).run(evaluator.evaluate, 1)
+    print("parent", os.getpid(), os.path.dirname(neatpar.__file__), flush=True)
+"""
+
+
+def test_installed_neatpar_spawns_pool_workers_in_a_fresh_clone(installed, tmp_path):
+    """A script run in a clone: its spawn workers import the installed neatpar, as the script does."""
+    clone = fresh_clone(tmp_path)
+    script = tmp_path / "pool_script.py"
+    script.write_text(POOL_SCRIPT)
+    result = run([installed.python, str(script)], cwd=clone, env=WRITES_BYTECODE)
+    lines = [line.split(" ", 2) for line in result.stdout.splitlines() if line.startswith(("worker ", "parent "))]
+    (parent, parent_home), = [(pid, home) for who, pid, home in lines if who == "parent"]
+    workers = {(pid, home) for who, pid, home in lines if who == "worker"}
+    assert parent_home == installed.home, result.stdout[-2000:]
+    assert workers and {home for _, home in workers} == {installed.home}, result.stdout[-2000:]
+    assert parent not in {pid for pid, _ in workers}
+    assert imported_from(clone) == []

@@ -5,7 +5,9 @@ our code. To report a failure of that re-import (the classic unguarded script), 
 channel travels in multiprocessing's *preparation data*, which the child unpickles before it
 imports the main module: unpickling it arms an excepthook that sends the error to the parent.
 The preparation data gets that entry through a wrapper around multiprocessing's
-`spawn.get_preparation_data`, installed when the first pool starts (`install_start_hook`).
+`spawn.get_preparation_data`, installed when the first pool starts (`install_start_hook`), and
+before it an entry that gives the child the parent's sys.path (`_ParentPath`), so that the guard
+imports the parent's neatpar.
 
 A starting worker reports each stage as it enters it (messages.Reached), so the parent can name
 the stage even of a worker that died without a word: it re-imports the main script, loads what
@@ -14,8 +16,10 @@ initializer and reports Ready.
 """
 from __future__ import annotations
 
+import importlib
 import io
 import multiprocessing
+import operator
 import os
 import pickle
 import signal
@@ -131,6 +135,36 @@ class _StartGuard:
         return (_arm, (self.conn,))
 
 
+class _SysModule:
+    """Unpickles as the `sys` module, through importlib alone."""
+
+    def __reduce__(self):
+        return (importlib.import_module, ("sys",))
+
+
+class _SysPath:
+    """Unpickles as the list `sys.path` itself (not a copy)."""
+
+    def __reduce__(self):
+        return (getattr, (_SysModule(), "path"))
+
+
+class _ParentPath:
+    """Carried in the preparation data before the start guard: unpickling it in the child sets its
+    sys.path to the parent's, through standard library callables alone.
+
+    A spawn child starts as `python -c ...`, with the working folder first on sys.path, and gets
+    the parent's sys.path from spawn.prepare() only after unpickling all the preparation data. The
+    guard would import neatpar before that: from a checkout of neatpar's repository as the working
+    folder, its sources (no C extensions built) instead of the parent's installed neatpar."""
+
+    def __init__(self, path: list[str]):
+        self.path = list(path)
+
+    def __reduce__(self):
+        return (operator.setitem, (_SysPath(), slice(None), self.path))
+
+
 class LoadMark:
     """The first of a worker's process arguments: unpickled after the main re-import and before
     the user's initargs, it records that the worker is now loading what the pool sent."""
@@ -146,8 +180,9 @@ _original_preparation_data = None  # multiprocessing's own, once the hook is ins
 def _preparation_data(name):
     data = _original_preparation_data(name)
     guard = getattr(_pending, "guard", None)
-    if guard is not None:
-        data["neatpar_start_guard"] = guard  # spawn.prepare() ignores keys it does not know
+    if guard is not None:  # spawn.prepare() ignores keys it does not know; the child unpickles them in order
+        data["neatpar_sys_path"] = _ParentPath(data.get("sys_path", sys.path))
+        data["neatpar_start_guard"] = guard
         if "init_main_from_path" in data and main_script_path() is None:
             del data["init_main_from_path"]  # `python - < script.py`: "<stdin>" is no file to re-run
     return data

@@ -1,5 +1,5 @@
 """Processes and shared memory as /proc shows them: children, marked process families, mapped
-segments, and waits that fail naming what they waited for."""
+segments, and waits that fail naming what they waited for; Python modules started as programs."""
 import os
 import subprocess
 import sys
@@ -7,6 +7,18 @@ import time
 from multiprocessing import resource_tracker
 
 from .paths import ROOT, TESTS
+
+
+# `python -m MODULE` without the working folder first on sys.path (Python 3.10 has no -P): the tests
+# start neatpar's modules from the repository's folder, whose neatpar/ is not the installed one
+# where neatpar comes from a wheel (make test-matrix).
+RUN_MODULE = ("import runpy, sys; getattr(sys.flags, 'safe_path', False) or sys.path.pop(0); "
+              "runpy.run_module(sys.argv.pop(1), run_name='__main__', alter_sys=True)")
+
+
+def python_module(module: str) -> list[str]:
+    """The command that runs a module of the installed neatpar as `python -m MODULE` would."""
+    return [sys.executable, "-c", RUN_MODULE, module]
 
 
 def child_pids() -> set[int]:

@@ -11,7 +11,7 @@ import time
 
 from .configs import ball_cfg, write_config
 from .paths import BUILDS, ROOT
-from .processes import cmdline, processes_marked, segments_mapped, shm_segments, wait_until
+from .processes import cmdline, processes_marked, python_module, segments_mapped, shm_segments, wait_until
 from .simulators import free_worker_id
 
 
@@ -22,7 +22,7 @@ NEATPAR_COMMAND = os.path.join(os.path.dirname(sys.executable), "neatpar")
 
 def neatpar_cli(*args, timeout=300, module="neatpar.cli"):
     """`python -m neatpar.cli ARGS` (or another module), run to its end; its CompletedProcess."""
-    return subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True,
+    return subprocess.run([*python_module(module), *args], capture_output=True, text=True,
                           cwd=ROOT, timeout=timeout)
 
 
@@ -77,7 +77,7 @@ class Run:
         self.mark = f"{os.getpid()}-{time.monotonic_ns()}"
         env = {**os.environ, "NEATPAR_TEST_MARK": self.mark}
         args = ["--config", config, "--out", str(out), *extra] if config is not None else [*extra]
-        self.proc = subprocess.Popen([*(command or [sys.executable, "-m", "neatpar.cli"]), "evolve", *args],
+        self.proc = subprocess.Popen([*(command or python_module("neatpar.cli")), "evolve", *args],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
         self.lines: list[str] = []
         self.segments: set[str] = set()
@@ -211,7 +211,7 @@ def on_terminal(*args, timeout=300) -> str:
     import termios
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))
-    proc = subprocess.Popen([sys.executable, "-m", "neatpar.cli", *args], stdin=slave, stdout=slave, stderr=slave,
+    proc = subprocess.Popen([*python_module("neatpar.cli"), *args], stdin=slave, stdout=slave, stderr=slave,
                             cwd=ROOT)
     os.close(slave)
     received, deadline = b"", time.monotonic() + timeout
