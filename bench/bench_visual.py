@@ -9,7 +9,7 @@ Pillow), measured in one run:
    alternating runs, the results checked equal; neatpar also with zlib's inflate, to show ISA-L's
    share;
 2. env.step() plus get_steps() on the camera simulator, 64 agents, 84 x 84 x 3 PNG observations:
-   mlagents-envs' own UnityEnvironment (stock stack: protobuf 3.20.3, built in bench/.envs/stock;
+   mlagents-envs' own UnityEnvironment (stock stack: protobuf 3.20.3, built in bench/.envs/stock-X.Y;
    and on neatpar's fast stack), neatpar's bridge with mlagents-envs' conversions and with its bulk
    codec; simulator = its own compute per step (from its log), Python side = the rest.
 Usage: python bench/bench_visual.py [--repeats R] [--steps N] [--no-stock] [--no-step]

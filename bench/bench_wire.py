@@ -1,5 +1,5 @@
 """Benchmark: the ML-Agents wire on neatpar's fast stack (protobuf 6 / upb, rebuilt messages)
-against the stock stack (mlagents-envs 0.28.0 + protobuf 3.20.3, built in bench/.envs/stock), and
+against the stock stack (mlagents-envs 0.28.0 + protobuf 3.20.3, built in bench/.envs/stock-X.Y), and
 neatpar's bulk step codec against mlagents-envs' own conversions, measured in one run:
 
 1. one 256-agent step message: parse, serialize, pickle round trip;

@@ -1,14 +1,15 @@
-"""The stock stack a user has without neatpar, built once in bench/.envs/stock for comparisons:
-mlagents-envs 0.28.0 on protobuf 3.20.3 (pure Python on 3.11) and neat-python 2.0.0."""
+"""The stock stack a user has without neatpar, built once per Python in bench/.envs/stock-X.Y for
+comparisons: mlagents-envs 0.28.0 on protobuf 3.20.3 (pure Python) and neat-python 2.0.0, with the
+numpy that Python has (1.23.5 to 3.11, numpy 2 from 3.12)."""
 import os
 import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-STOCK = os.path.join(HERE, ".envs", "stock")
-PACKAGES = ["mlagents-envs==0.28.0", "protobuf==3.20.3", "numpy==1.23.5", "grpcio==1.85.*",
-            "neat-python==2.0.0", "setuptools<70"]
+STOCK = os.path.join(HERE, ".envs", "stock-%d.%d" % sys.version_info[:2])
+PACKAGES = ["mlagents-envs==0.28.0", "protobuf==3.20.3", "numpy==1.23.5; python_version < '3.12'",
+            "numpy>=2,<3; python_version >= '3.12'", "grpcio==1.85.*", "neat-python==2.0.0", "setuptools<70"]
 
 
 def stock_python() -> str:
@@ -16,7 +17,7 @@ def stock_python() -> str:
     python = os.path.join(STOCK, "bin", "python")
     marker = os.path.join(STOCK, ".complete")
     if not os.path.exists(marker):
-        print("building the stock environment in bench/.envs/stock (once) ...", file=sys.stderr)
+        print(f"building the stock environment in bench/.envs/{os.path.basename(STOCK)} (once) ...", file=sys.stderr)
         base = getattr(sys, "_base_executable", sys.executable)
         subprocess.run([base, "-m", "venv", "--clear", STOCK], check=True)
         subprocess.run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check", *PACKAGES], check=True)

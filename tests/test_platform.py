@@ -21,6 +21,7 @@ import sys
 
 import pytest
 
+from support.dev_commands import load_dev
 from support.paths import ROOT
 
 SURFACE = os.path.join(ROOT, "tests", "support", "surface")
@@ -100,6 +101,7 @@ PLACES = {
     "neatpar/envs/unity/builds.py": {"sys.platform", ".x86_64"},   # build names are per platform, as mlagents-envs has them
     "_neatpar_command.py": {"SIGBREAK", "SIGHUP"},  # the stop signals held while neatpar imports, without neatpar
     "setup.py": {"os.name"},                        # -pthread for POSIX compilers only
+    "dev.py": {"sys.platform"},                     # Linux wheels are repaired into manylinux ones
     "bench/bench_evaluator.py": {"fork"},           # neat-python's pool with fork, measured where there is fork
 }
 
@@ -165,16 +167,32 @@ def test_the_scan_sees_what_it_looks_for():
         assert {what for _, what in platform_code(path)} == allowed, path
 
 
-def test_the_workflow_runs_the_readme_s_test_command_on_each_platform():
-    """.github/workflows/test.yml: Linux, macOS and Windows runners, Python 3.11, `make test` where
-    there is make and dev.py's same command on Windows, as the README gives them."""
+def test_the_workflow_runs_the_readme_s_test_command_on_each_platform_and_python():
+    """.github/workflows/test.yml: Linux, macOS and Windows runners, each supported Python, `make
+    test` where there is make and dev.py's same command on Windows, as the README gives them, with
+    the runner's Python."""
     import yaml   # mkdocs's dependency (the test extra)
+    dev = load_dev()
     with open(os.path.join(ROOT, ".github", "workflows", "test.yml")) as f:
         job = yaml.safe_load(f)["jobs"]["test"]
     assert job["strategy"]["matrix"]["os"] == ["ubuntu-latest", "macos-latest", "windows-latest"]
+    assert job["strategy"]["matrix"]["python"] == sorted(dev.SUPPORTED)
     assert [s["with"]["python-version"] for s in job["steps"] if s.get("uses", "").startswith("actions/setup-python")] \
-        == ["3.11"]
+        == ["${{ matrix.python }}"]
     assert {s["if"]: s["run"] for s in job["steps"] if "run" in s} == {
-        "runner.os != 'Windows'": "make test PYTHON=python", "runner.os == 'Windows'": "python dev.py test"}
+        "runner.os != 'Windows'": "make test PYTHON=python", "runner.os == 'Windows'": "python dev.py test --python python"}
     readme = open(os.path.join(ROOT, "README.md")).read()
-    assert "make test" in readme and "py -3.11 dev.py test" in readme
+    assert "make test" in readme and "py dev.py test" in readme
+
+
+def test_the_release_workflow_builds_wheels_for_every_platform_and_python():
+    """.github/workflows/wheels.yml: cibuildwheel on Linux (both architectures), macOS (both) and
+    Windows, for CPython builds of each supported Python."""
+    import yaml
+    dev = load_dev()
+    with open(os.path.join(ROOT, ".github", "workflows", "wheels.yml")) as f:
+        job = yaml.safe_load(f)["jobs"]["wheels"]
+    assert {"ubuntu-latest", "ubuntu-24.04-arm", "macos-13", "macos-latest", "windows-latest"} \
+        == set(job["strategy"]["matrix"]["os"])
+    build = next(s for s in job["steps"] if s.get("uses", "").startswith("pypa/cibuildwheel"))
+    assert build["env"]["CIBW_BUILD"].split() == [f"cp{v.replace('.', '')}-*" for v in sorted(dev.SUPPORTED)]
