@@ -299,7 +299,8 @@ def clean(options) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="dev.py", description=__doc__.split("\n\n")[0],
+    parser = argparse.ArgumentParser(prog="dev.py", usage="%(prog)s [options] COMMAND [-- PYTEST-ARGUMENTS]",
+                                     description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog=__doc__.split("\n\n")[1])
     parser.add_argument("command", choices=COMMANDS)
@@ -310,8 +311,10 @@ def main(argv: list[str] | None = None) -> int:
                              "newest supported one found)")
     parser.add_argument("--cells", default="", help="test-matrix: only these cells (Python versions or cell "
                                                      "names such as py3.11-numpy2, separated by commas)")
-    parser.add_argument("rest", nargs="*", help="after --: arguments for pytest (test, test-fast, test-matrix)")
-    options = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    cut = argv.index("--") if "--" in argv else len(argv)   # what follows `--` goes to pytest
+    options = parser.parse_args(argv[:cut])
+    options.rest = argv[cut + 1:]
     if options.command == "clean":
         return clean(options)
     status = venv(options)   # wheels and the matrix use its auditwheel
