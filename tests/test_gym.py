@@ -124,7 +124,12 @@ def plain_returns(make_env, pairs, config, seed, episodes, max_steps, network=ne
             observation, _ = env.reset(seed=episode_seed(seed, r * len(pairs) + g))
             total = 0.0
             for _ in range(max_steps):
-                action = plain_action(env.action_space, net.activate(np.ravel(observation)))
+                # The observation as a list of Python floats, as neat-python's networks take inputs:
+                # numpy scalars would make its arithmetic numpy's (float32 products of a float32
+                # observation under NumPy 2) and its sum() a plain one (Python 3.12 and later sum
+                # Python floats with compensation), so the loop would not be neat-python's own.
+                inputs = np.ravel(observation).tolist()
+                action = plain_action(env.action_space, net.activate(inputs))
                 observation, reward, terminated, truncated, _ = env.step(action)
                 total += reward
                 if terminated or truncated:

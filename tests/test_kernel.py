@@ -1,6 +1,7 @@
 """The population kernel (neatpar.nn, nn/kernel.py) against neat-python's own networks."""
 import math
 import pickle
+import sys
 
 import neat
 import numpy as np
@@ -38,14 +39,18 @@ def configs(tmp_path_factory):
     return get
 
 
+# The references hand neat-python lists of Python floats (`.tolist()`), as its networks are meant
+# to be used: numpy.float64 items would make the builtin sum() (3.12 and later) leave its
+# compensated float path for a plain one, which the kernel does not reproduce.
+
 def ff_reference(genomes, config, x, index):
     nets = [neat.nn.FeedForwardNetwork.create(g, config) for g in genomes]
-    return np.array([nets[g].activate(list(row)) for g, row in zip(index, x)])
+    return np.array([nets[g].activate(row) for g, row in zip(index, np.asarray(x, np.float64).tolist())])
 
 
 def recurrent_reference(genomes, config, steps, index):
     nets = [neat.nn.RecurrentNetwork.create(genomes[g], config) for g in index]  # one per row
-    return [np.array([net.activate(list(row)) for net, row in zip(nets, x)]) for x in steps]
+    return [np.array([net.activate(row) for net, row in zip(nets, x.tolist())]) for x in steps]
 
 
 def assert_identical(out, ref):
@@ -234,6 +239,70 @@ def test_every_aggregation_alone_is_bit_identical(single_config):
         block = lists[g * rows:(g + 1) * rows]
         expected = np.array([-0.0 + 1.0 * function([v * 1.0 for v in row[:k]]) for row in block.tolist()])
         assert_bits_equal(out[g * rows:(g + 1) * rows], expected, block[:, :k], f"{name} of {k}")
+
+
+# Lists on which the two rules of the builtin sum() of floats differ (left to right up to Python
+# 3.11, Neumaier's compensation from 3.12), and the edges of the compensation: signed zeros,
+# infinities and NaN (a compensation that is not finite is never added), a compensation that
+# overflows while the sum does, huge and tiny terms.
+SUM_RULE_LISTS = [
+    [1e16, 1.0, -1e16], [0.1] * 10, [1.0, 1e100, 1.0, -1e100], [2.0 ** 53, 1.0, 1.0], [1e-16, 1.0, -1.0],
+    [0.1, 0.2, 0.3, -0.6], [-0.5, 1e16, 3.0, -1e16, -0.25], [5e-324, 1.0, -1.0, 5e-324],
+    [-0.0], [-0.0, -0.0], [0.0, -0.0], [-0.0, 1e16, 1.0, -1e16, -0.0],
+    [math.inf, 1.0], [1.0, math.inf, 1e16, -1e16], [math.inf, -math.inf, 1.0], [math.nan, 1e16, 1.0, -1e16],
+    [1e16, 1.0, math.nan], [-math.inf, 0.1, 0.1, 0.1],
+    [1e308, 1e308], [1e308, 1e308, -1e308], [-1.7e308, -1.7e308, 1.0], [1e308, 1e292, -1e308, 1.0],
+]
+
+
+def left_to_right_sum(values: list) -> float:
+    """sum() of floats up to Python 3.11: 0 + x0, then each term in turn."""
+    total = 0.0
+    for x in values:
+        total += x
+    return total
+
+
+def compensated_sum(values: list) -> float:
+    """sum() of floats from Python 3.12 (Python/bltinmodule.c): Neumaier's compensation, added at
+    the end where it is finite and not zero."""
+    if not values:
+        return 0.0
+    total, compensation = 0.0 + values[0], 0.0
+    for x in values[1:]:
+        t = total + x
+        compensation += (total - t) + x if abs(total) >= abs(x) else (x - t) + total
+        total = t
+    return total + compensation if compensation != 0.0 and math.isfinite(compensation) else total
+
+
+def bits(value: float) -> int:
+    return int(np.float64(value).view(np.int64))
+
+
+def test_sum_and_mean_follow_the_running_pythons_sum_of_floats(tmp_path):
+    """The kernel's sum, mean and median (mean of at most 2) against neat-python's on lists of
+    Python floats where 3.11's and 3.12's sum() differ: bit for bit, whichever Python runs. The
+    lists are checked to tell the two rules apart, and this Python's sum() to be the rule its
+    version has."""
+    rule = compensated_sum if sys.version_info >= (3, 12) else left_to_right_sum
+    assert sum(bits(left_to_right_sum(v)) != bits(compensated_sum(v)) for v in SUM_RULE_LISTS) >= 8
+    assert [bits(sum(v)) for v in SUM_RULE_LISTS] == [bits(rule(v)) for v in SUM_RULE_LISTS]
+    width = max(map(len, SUM_RULE_LISTS))
+    config = make_config(tmp_path, num_inputs=width, num_outputs=1, aggregation_options=ALL_AGGREGATIONS)
+    cases = [(name, v) for name in ("sum", "mean", "median") for v in SUM_RULE_LISTS
+             if name != "median" or len(v) <= 2]
+    genomes = [hand_genome(config, {0: ("identity", name, -0.0, 1.0)}, [(-i - 1, 0, 1.0, True) for i in range(len(v))],
+                           key=g) for g, (name, v) in enumerate(cases)]
+    inputs = np.zeros((len(cases), width))
+    for row, (_, v) in zip(inputs, cases):
+        row[:len(v)] = v
+    out = kernel_values(FeedForwardPopulation.create(genomes, config), inputs, np.arange(len(cases)))
+    for got, (name, v) in zip(out.tolist(), cases):
+        function = getattr(neat.aggregations, f"{name}_aggregation")
+        expected = -0.0 + 1.0 * function([x * 1.0 for x in v])   # what the network node computes
+        assert bits(got) == bits(expected) or (math.isnan(got) and math.isnan(expected)), \
+            f"{name}({v}): kernel {got!r}, neat-python {expected!r} (Python {sys.version.split()[0]})"
 
 
 def test_empty_aggregation_rules_and_unreached_outputs(edge_config):
@@ -493,7 +562,7 @@ def test_ctrnn_keeps_neat_pythons_rounding_step(tmp_path):
     for k in range(60):
         x = np.array([[math.sin(0.3 * k)]])
         before = net.active
-        ref = net.advance(list(x[0]), 0.1, 0.02)
+        ref = net.advance(x[0].tolist(), 0.1, 0.02)
         odd_steps.append(net.active != before)  # each step flips `active`: 5 steps flip it, 6 do not
         assert exact.activate(x)[0].tolist() == ref
         for _ in range(5):

@@ -10,7 +10,8 @@
  * same operations in the same order (Python's math.exp, math.tanh, float ** n call the C library
  * too), so outputs match neat-python's to the last bit. Build with -ffp-contract=off: a fused
  * multiply-add would round differently from Python. Where CPython itself does more than one C
- * operation (float ** n, list.sort), its steps are copied here.
+ * operation (float ** n, list.sort, sum() of floats), its steps are copied, as the Python this
+ * extension is built for takes them (sum() compensates from 3.12, list.sort's runs changed in 3.13).
  *
  * Tables (built by neatpar/nn/compile.py, one population):
  *   genome_start[G+1]            nodes of genome g: [genome_start[g], genome_start[g+1])

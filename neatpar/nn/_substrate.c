@@ -7,16 +7,18 @@
  * block of BLOCK node pairs at once, node by node (node-major: each CPPN node's value for every
  * pair of the block before the next node), so the weighted sums run as plain loops over pairs.
  * Every pair's value is computed with neat-python's operations in neat-python's order (the
- * weighted inputs in link order, summed left to right from 0.0, then act(bias + response * s)),
- * so each pair's outputs are FeedForwardNetwork.activate's to the last bit. Build with
+ * weighted inputs in link order, summed in that order as the running Python's sum() sums floats
+ * (python_sum.h), then act(bias + response * s)), so each pair's outputs are
+ * FeedForwardNetwork.activate's to the last bit. Build with
  * -ffp-contract=off -fno-fast-math: a fused multiply-add would round differently from Python.
  *
  * forward: the substrate network of each row, layer after layer: node j of a layer is
- * act(bias[j] + sum_i(value[i] * W[i][j])), the sum over the previous layer's nodes in order,
- * left to right from 0.0: neat-python's FeedForwardNetwork of the links with a nonzero weight
- * (a zero weight adds +-0.0 to a sum that is never -0.0, which changes nothing while the values
- * are finite; a row whose values are not all finite skips zero weights, as the network without
- * those links does).
+ * act(bias[j] + sum_i(value[i] * W[i][j])), the sum over the previous layer's nodes in order, as
+ * the running Python's sum() sums floats: neat-python's FeedForwardNetwork of the links with a
+ * nonzero weight (a zero weight adds +-0.0 to a sum that is never -0.0, which changes neither the
+ * sum nor its compensation while they are finite, and a sum that is not finite ends as it is
+ * whatever its compensation; a row whose values are not all finite skips zero weights, as the
+ * network without those links does).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -27,6 +29,22 @@
 #include "neat_functions.h"
 
 #define BLOCK 256   /* node pairs evaluated together by query */
+
+/* Many sums at once, each kept in two arrays at its index j (its running total sum[j] and
+ * compensation comp[j], python_sum.h's PythonSum): loops over the sums then vectorise. */
+static inline void sum_add_at(double *sum, double *comp, Py_ssize_t j, double x)
+{
+    PythonSum s = {sum[j], comp[j]};
+    python_sum_add(&s, x);
+    sum[j] = s.sum;
+    comp[j] = s.compensation;
+}
+
+static inline double sum_value_at(const double *sum, const double *comp, Py_ssize_t j)
+{
+    const PythonSum s = {sum[j], comp[j]};
+    return python_sum_value(s);
+}
 
 /* ------------------------------------------------------------------ the CPPN query */
 
@@ -61,28 +79,44 @@ static void activate_all(int code, const double *z, double *out, Py_ssize_t coun
     for (Py_ssize_t b = 0; b < count; b++) out[b] = activate(code, z[b]);
 }
 
+/* acc[b] = sum([cols[src][b] * w, ...]) (the node's links in order) for every point, sum() of the
+ * running Python (aggregate's G_SUM) with a compensation per point in comp; mean divides by the
+ * number of links (0.0 for none), as aggregate's G_MEAN. */
+static void sum_points(const Cppn *t, int64_t n, double *const *cols, Py_ssize_t count, int mean, double *restrict acc,
+                       double *restrict comp)
+{
+    const int64_t l0 = t->link_start[n], l1 = t->link_start[n + 1];
+    Py_ssize_t b;
+    for (b = 0; b < count; b++) acc[b] = comp[b] = 0.0;
+    for (int64_t l = l0; l < l1; l++) {
+        const double *restrict src = cols[t->link_src[l]];
+        const double w = t->link_w[l];
+        for (b = 0; b < count; b++) sum_add_at(acc, comp, b, src[b] * w);
+    }
+    const double k = (double)(l1 - l0);
+    for (b = 0; b < count; b++) acc[b] = sum_value_at(acc, comp, b);
+    if (mean)
+        for (b = 0; b < count; b++) acc[b] = k == 0.0 ? 0.0 : acc[b] / k;
+}
+
 /* Node n for `count` points: cols[slot] holds every slot's values (count each); the node's column
  * gets act(bias + response * agg([cols[src][b] * w, ...])). Sum, product and mean run as loops
- * over the points, the other aggregations through aggregate() point by point. */
-static void eval_node(const Cppn *t, int64_t n, double *const *cols, Py_ssize_t count, double *acc, double *x)
+ * over the points, the other aggregations through aggregate() point by point (scratch: acc and
+ * comp of count doubles, x of the largest fan-in). */
+static void eval_node(const Cppn *t, int64_t n, double *const *cols, Py_ssize_t count, double *acc, double *comp,
+                      double *x)
 {
     const int64_t l0 = t->link_start[n], l1 = t->link_start[n + 1];
     const int code = t->node_agg[n];
     Py_ssize_t b;
-    if (code == G_SUM || code == G_MEAN || code == G_PRODUCT) {
-        const double start = code == G_PRODUCT ? 1.0 : 0.0;
-        for (b = 0; b < count; b++) acc[b] = start;
+    if (code == G_SUM || code == G_MEAN) {
+        sum_points(t, n, cols, count, code == G_MEAN, acc, comp);
+    } else if (code == G_PRODUCT) {
+        for (b = 0; b < count; b++) acc[b] = 1.0;
         for (int64_t l = l0; l < l1; l++) {
             const double *restrict src = cols[t->link_src[l]];
             const double w = t->link_w[l];
-            if (code == G_PRODUCT)
-                for (b = 0; b < count; b++) acc[b] *= src[b] * w;
-            else
-                for (b = 0; b < count; b++) acc[b] += src[b] * w;
-        }
-        if (code == G_MEAN) {
-            const Py_ssize_t k = (Py_ssize_t)(l1 - l0);
-            for (b = 0; b < count; b++) acc[b] = k == 0 ? 0.0 : acc[b] / (double)k;
+            for (b = 0; b < count; b++) acc[b] *= src[b] * w;
         }
     } else {
         for (b = 0; b < count; b++) {
@@ -118,7 +152,7 @@ typedef struct {
     double *per_pair;     /* stride columns of BLOCK */
     double **cols;        /* stride column pointers */
     char *on, *evaluated, *read, *needed;   /* per slot */
-    double *acc, *x;
+    double *acc, *comp, *x;   /* eval_node's */
 } Scratch;
 
 /* Each slot's dependence for genome g, in evaluation order (a slot no node evaluates is a
@@ -163,7 +197,7 @@ static void side_pass(const Cppn *t, int64_t g, const QueryArgs *a, Scratch *m, 
     }
     for (Py_ssize_t j = 0; j < count; j++) m->cols[2 * d][j] = 1.0;
     for (int64_t n = t->genome_start[g]; n < t->genome_start[g + 1]; n++)
-        if ((m->on[t->node_slot[n]] | side) == side) eval_node(t, n, m->cols, count, m->acc, m->x);
+        if ((m->on[t->node_slot[n]] | side) == side) eval_node(t, n, m->cols, count, m->acc, m->comp, m->x);
 }
 
 /* One genome's weights: out[offset + s * n_targets + t] for every source s and target t. */
@@ -193,7 +227,7 @@ static void query_genome(const Cppn *t, int64_t g, const QueryArgs *a, Scratch *
             }
         }
         for (int64_t n = t->genome_start[g]; n < t->genome_start[g + 1]; n++)
-            if (m->on[t->node_slot[n]] == ON_BOTH) eval_node(t, n, m->cols, count, m->acc, m->x);
+            if (m->on[t->node_slot[n]] == ON_BOTH) eval_node(t, n, m->cols, count, m->acc, m->comp, m->x);
         const double *o = m->cols[a->weight_slot];
         double *w = out + a->offset + p0;
         for (Py_ssize_t b = 0; b < count; b++) w[b] = map_weight(o[b], a->threshold, scale_down, a->max_weight);
@@ -217,15 +251,16 @@ static int scratch_alloc(Scratch *m, const QueryArgs *a, Py_ssize_t n_sources, P
     m->read = malloc(stride);
     m->needed = malloc(stride);
     m->acc = malloc(sizeof(double) * longest);
+    m->comp = malloc(sizeof(double) * longest);
     m->x = malloc(sizeof(double) * (size_t)(a->max_fan_in > 0 ? a->max_fan_in : 1));
     return m->per_source && m->per_target && m->per_pair && m->cols && m->on && m->evaluated && m->read && m->needed &&
-           m->acc && m->x;
+           m->acc && m->comp && m->x;
 }
 
 static void scratch_free(Scratch *m)
 {
     free(m->per_source); free(m->per_target); free(m->per_pair); free(m->cols); free(m->on);
-    free(m->evaluated); free(m->read); free(m->needed); free(m->acc); free(m->x);
+    free(m->evaluated); free(m->read); free(m->needed); free(m->acc); free(m->comp); free(m->x);
 }
 
 /* query(genome_start, node_slot, node_act, node_agg, node_bias, node_resp, link_start, link_src,
@@ -321,41 +356,43 @@ static int all_finite(const double *v, Py_ssize_t n)
 }
 
 /* sum[j] = sum_i(v[i] * W[i][j]) for the `width` (a constant where it is inlined: 16 or 8)
- * targets from j0, left to right from 0.0. */
+ * targets from j0, each sum() of the running Python over i in order. */
 static inline void sums_chunk(const double *restrict weights, Py_ssize_t n_in, Py_ssize_t n_out, Py_ssize_t j0,
                               const double *restrict v, double *restrict sum, int width)
 {
-    double a[CHUNK] = {0.0};
+    double a[CHUNK] = {0.0}, c[CHUNK] = {0.0};   /* running totals and compensations */
     for (Py_ssize_t i = 0; i < n_in; i++) {
         const double x = v[i];
         const double *restrict w = weights + i * n_out + j0;
         if (i + AHEAD < n_in) PREFETCH(w + AHEAD * n_out);
-        for (int j = 0; j < width; j++) a[j] += x * w[j];
+        for (int j = 0; j < width; j++) sum_add_at(a, c, j, x * w[j]);
     }
-    for (int j = 0; j < width; j++) sum[j0 + j] = a[j];
+    for (int j = 0; j < width; j++) sum[j0 + j] = sum_value_at(a, c, j);
 }
 
 /* The same for the targets from j0 to the end (fewer than CHUNK / 2), or for every target skipping
  * zero weights (`sparse`: a row whose values are not all finite, where 0.0 * inf is NaN but a
- * missing link adds nothing). */
+ * missing link adds nothing); comp: scratch for the compensations. */
 static void sums_rest(const double *restrict weights, Py_ssize_t n_in, Py_ssize_t n_out, Py_ssize_t j0,
-                      const double *restrict v, double *restrict sum, int sparse)
+                      const double *restrict v, double *restrict sum, double *restrict comp, int sparse)
 {
-    for (Py_ssize_t j = j0; j < n_out; j++) sum[j] = 0.0;
+    for (Py_ssize_t j = j0; j < n_out; j++) sum[j] = comp[j] = 0.0;
     for (Py_ssize_t i = 0; i < n_in; i++) {
         const double x = v[i];
         const double *restrict w = weights + i * n_out;
         if (sparse) {
-            for (Py_ssize_t j = j0; j < n_out; j++) if (w[j] != 0.0) sum[j] += x * w[j];
+            for (Py_ssize_t j = j0; j < n_out; j++) if (w[j] != 0.0) sum_add_at(sum, comp, j, x * w[j]);
         } else {
-            for (Py_ssize_t j = j0; j < n_out; j++) sum[j] += x * w[j];
+            for (Py_ssize_t j = j0; j < n_out; j++) sum_add_at(sum, comp, j, x * w[j]);
         }
     }
+    for (Py_ssize_t j = j0; j < n_out; j++) sum[j] = sum_value_at(sum, comp, j);
 }
 
-/* One layer of one row: next[j] = act(bias[j] + sum_i(v[i] * W[i][j])). */
+/* One layer of one row: next[j] = act(bias[j] + sum_i(v[i] * W[i][j])) (scratch: sum and comp of
+ * n_out doubles). */
 static void layer(const double *weights, Py_ssize_t n_in, Py_ssize_t n_out, int act, const double *v, double *next,
-                  double *sum)
+                  double *sum, double *comp)
 {
     const double *bias = weights + n_in * n_out;
     Py_ssize_t j0 = 0;
@@ -365,9 +402,9 @@ static void layer(const double *weights, Py_ssize_t n_in, Py_ssize_t n_out, int 
             sums_chunk(weights, n_in, n_out, j0, v, sum, CHUNK / 2);
             j0 += CHUNK / 2;
         }
-        sums_rest(weights, n_in, n_out, j0, v, sum, 0);
+        sums_rest(weights, n_in, n_out, j0, v, sum, comp, 0);
     } else {
-        sums_rest(weights, n_in, n_out, 0, v, sum, 1);
+        sums_rest(weights, n_in, n_out, 0, v, sum, comp, 1);
     }
     for (Py_ssize_t j = 0; j < n_out; j++) sum[j] = bias[j] + sum[j];
     activate_all(act, sum, next, n_out);
@@ -379,14 +416,15 @@ typedef struct {
     int act;
 } Shape;
 
-/* One row through every layer (scratch: 3 * widest doubles). */
+/* One row through every layer (scratch: 4 * widest doubles: two layers' values, the sums and
+ * their compensations). */
 static void forward_row(const double *weights, const Shape *s, const double *input, double *output, double *scratch)
 {
     const double *cur = input;
     for (Py_ssize_t k = 0; k < s->layers; k++) {
         const Py_ssize_t n_in = (Py_ssize_t)s->sizes[k], n_out = (Py_ssize_t)s->sizes[k + 1];
         double *next = k + 1 == s->layers ? output : scratch + (k % 2) * s->widest;
-        layer(weights, n_in, n_out, s->act, cur, next, scratch + 2 * s->widest);
+        layer(weights, n_in, n_out, s->act, cur, next, scratch + 2 * s->widest, scratch + 3 * s->widest);
         cur = next;
         weights += n_in * n_out + n_out;
     }
@@ -418,7 +456,7 @@ static PyObject *forward(PyObject *self, PyObject *args)
     double *outputs = b_outputs.buf;
     Py_buffer *held = calloc((size_t)(n_blocks > 0 ? n_blocks : 1), sizeof(Py_buffer));
     const double **weights = calloc((size_t)(n_blocks > 0 ? n_blocks : 1), sizeof(double *));
-    double *scratch = malloc(sizeof(double) * (size_t)(3 * s.widest));
+    double *scratch = malloc(sizeof(double) * (size_t)(4 * s.widest));
     Py_ssize_t n_held = 0;
     PyObject *result = NULL;
     if (held == NULL || weights == NULL || scratch == NULL) { PyErr_NoMemory(); goto done; }

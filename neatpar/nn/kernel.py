@@ -255,9 +255,9 @@ class CTRNNPopulation(_StatefulPopulation):
                                       self.num_inputs, self.num_outputs, t.stride, t.max_fan_in, advance_time,
                                       time_step)
         if stuck >= 0:
-            raise ValueError(f"row {stuck}: after {new[stuck, -1]!r} s a step of {time_step!r} s no longer moves "
-                             f"the time (float64 rounding), so CTRNN.advance would never return; reset the row "
-                             f"or use a larger time_step")
+            raise ValueError(f"row {stuck}: after {float(new[stuck, -1])!r} s a step of {time_step!r} s no longer "
+                             f"moves the time (float64 rounding), so CTRNN.advance would never return; reset the "
+                             f"row or use a larger time_step")
         return outputs, new
 
     def __getstate__(self) -> dict:

@@ -6,8 +6,10 @@
  * (the substrate's per-node loops rely on that for their speed). The same
  * libm calls in the same order as Python's math module makes them (math.exp, math.tanh and float
  * ** n call the C library too), and CPython's own steps where it does more than one C operation
- * (float ** n, list.sort). Compile with -ffp-contract=off -fno-fast-math: a fused multiply-add
- * rounds differently from Python. Include after Python.h (Py_ssize_t).
+ * (float ** n, list.sort, sum). Compile with -ffp-contract=off -fno-fast-math: a fused
+ * multiply-add rounds differently from Python. Include after Python.h (Py_ssize_t). Each build is
+ * for one Python, and follows its steps where they changed: sum() of floats (compensated from
+ * 3.12, python_sum.h) and list.sort's runs (3.13).
  *
  * Codes: the order of BUILTIN_ACTIVATIONS and BUILTIN_AGGREGATIONS in neatpar/nn/compile.py.
  */
@@ -15,6 +17,8 @@
 #define NEATPAR_NEAT_FUNCTIONS_H
 
 #include <math.h>
+
+#include "../python_sum.h"   /* sum() of floats as the Python this is built for computes it */
 
 enum { A_SIGMOID, A_TANH, A_SIN, A_GAUSS, A_RELU, A_ELU, A_LELU, A_SELU, A_SOFTPLUS, A_IDENTITY,
        A_CLAMPED, A_INV, A_LOG, A_EXP, A_ABS, A_HAT, A_SQUARE, A_CUBE, A_COUNT };
@@ -73,21 +77,64 @@ static double activate(int code, double z)
     return NAN;
 }
 
-/* CPython 3.11's list.sort() of a list of floats shorter than 64 (listobject.c: one run, so
- * count_run finds the leading run, reversing a strictly descending one, and binarysort inserts the
- * rest), all with the float comparison a < b. Any stable sort gives the same result without NaN;
- * with NaN, only CPython's own steps do (exactly so for fewer than 64 values). */
-static void py_sort(double *a, Py_ssize_t n)
+/* a[0:n] reversed in place (listobject.c's reverse_slice). */
+static void py_reverse(double *a, Py_ssize_t n)
 {
-    if (n < 2) return;
+    for (Py_ssize_t i = 0, j = n - 1; i < j; i++, j--) { const double t = a[i]; a[i] = a[j]; a[j] = t; }
+}
+
+#if PY_VERSION_HEX >= 0x030D0000
+/* CPython 3.13's count_run (listobject.c, gh-116554): an ascending run, or a descending one in
+ * which runs of "equal" values (neither < the other) may sit, made ascending in place: each
+ * equal run is reversed as it ends, then the whole run, which keeps equal values stable; then
+ * the run goes on while it ascends. Returns its length. */
+static Py_ssize_t py_count_run(double *a, Py_ssize_t n)
+{
+    Py_ssize_t k = 1, neq = 0;
+    while (k < n && !(a[k] < a[k - 1])) k++;
+    if (k == n) return n;
+    if (k > 1) {             /* a[k] < a[k - 1] ends an ascending run: descending only if all equal */
+        if (a[0] < a[k - 1]) return k;
+        py_reverse(a, k);
+    }
+    for (k++; k < n; k++) {
+        if (a[k] < a[k - 1]) {
+            if (neq) { py_reverse(a + k - neq - 1, neq + 1); neq = 0; }
+        } else if (a[k - 1] < a[k]) {
+            break;
+        } else {
+            neq++;
+        }
+    }
+    if (neq) py_reverse(a + k - neq - 1, neq + 1);
+    py_reverse(a, k);
+    while (k < n && !(a[k] < a[k - 1])) k++;
+    return k;
+}
+#else
+/* CPython 3.11's and 3.12's count_run (listobject.c): the leading run, ascending (each next value
+ * not < the last) or strictly descending, which is reversed. Returns its length. */
+static Py_ssize_t py_count_run(double *a, Py_ssize_t n)
+{
     Py_ssize_t run = 2;
     if (a[1] < a[0]) {
         while (run < n && a[run] < a[run - 1]) run++;
-        for (Py_ssize_t i = 0, j = run - 1; i < j; i++, j--) { double t = a[i]; a[i] = a[j]; a[j] = t; }
+        py_reverse(a, run);
     } else {
         while (run < n && !(a[run] < a[run - 1])) run++;
     }
-    for (Py_ssize_t start = run; start < n; start++) {
+    return run;
+}
+#endif
+
+/* CPython's list.sort() of a list of floats shorter than 64 (listobject.c: one run, so
+ * count_run finds the leading run and binarysort inserts the rest), all with the float
+ * comparison a < b. Any stable sort gives the same result without NaN; with NaN, only CPython's
+ * own steps do (exactly so for fewer than 64 values), and 3.13 changed count_run. */
+static void py_sort(double *a, Py_ssize_t n)
+{
+    if (n < 2) return;
+    for (Py_ssize_t start = py_count_run(a, n); start < n; start++) {
         const double pivot = a[start];
         Py_ssize_t l = 0, r = start;
         do {
@@ -99,26 +146,22 @@ static void py_sort(double *a, Py_ssize_t n)
     }
 }
 
-/* x: the node's inputs (value * weight), in neat-python's order. Sums add left to right from 0.0,
- * as CPython 3.11's sum() of floats does (3.12 and later sum floats with compensation). */
+/* x: the node's inputs (value * weight), in neat-python's order. sum and mean (and median's mean of
+ * at most 2) are the builtin sum() of the running Python (python_sum.h): left to right from 0 up
+ * to 3.11, compensated from 3.12; neat-python hands sum() a list of exact floats. */
 static double aggregate(int code, double *x, Py_ssize_t n)
 {
     double acc;
     Py_ssize_t i;
     switch (code) {
     case G_SUM:
-        acc = 0.0;
-        for (i = 0; i < n; i++) acc += x[i];
-        return acc;
+        return python_sum(x, n);
     case G_PRODUCT:
         acc = 1.0;
         for (i = 0; i < n; i++) acc *= x[i];
         return acc;
-    case G_MEAN:
-        if (n == 0) return 0.0;
-        acc = 0.0;
-        for (i = 0; i < n; i++) acc += x[i];
-        return acc / (double)n;
+    case G_MEAN:   /* neat.math_util.mean: sum(values) / len(values); 0.0 for none */
+        return n == 0 ? 0.0 : python_sum(x, n) / (double)n;
     }
     if (n == 0) return 0.0;
     switch (code) {
