@@ -145,7 +145,7 @@ def test_each_step_s_rewards_episode_ends_and_destroyed_agents_match_a_row_by_ro
                 assert result.destroyed.tolist() == destroyed
             else:
                 assert result.destroyed is None and not any(destroyed)
-            ended = np.flatnonzero(result.done & ~(result.destroyed if result.destroyed is not None else False))
+            ended = np.flatnonzero(result.done & ~(result.destroyed if result.destroyed is not None else np.zeros_like(result.done)))
             gone = np.flatnonzero(result.destroyed) if result.destroyed is not None else np.array([], int)
             task.restart({name: ended})  # as the academy does: a new episode, or a new agent in the row
             reference.restart(b, ended.tolist())
