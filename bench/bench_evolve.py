@@ -34,17 +34,22 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 @contextlib.contextmanager
-def bulk_switch(on: bool):
-    """NEATPAR_BULKWIRE for the simulators launched inside the block."""
-    before = os.environ.get("NEATPAR_BULKWIRE")
-    os.environ["NEATPAR_BULKWIRE"] = "1" if on else "0"
+def environment_variable(name: str, value: str):
+    """An environment variable set for the block (the simulators launched in it read it), then as before."""
+    before = os.environ.get(name)
+    os.environ[name] = value
     try:
         yield
     finally:
         if before is None:
-            del os.environ["NEATPAR_BULKWIRE"]
+            del os.environ[name]
         else:
-            os.environ["NEATPAR_BULKWIRE"] = before
+            os.environ[name] = before
+
+
+def bulk_switch(on: bool):
+    """NEATPAR_BULKWIRE for the simulators launched inside the block."""
+    return environment_variable("NEATPAR_BULKWIRE", "1" if on else "0")
 
 
 def neatpar_run(config, genomes, agents, max_steps, logs, bulk, generations):

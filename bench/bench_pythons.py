@@ -42,7 +42,6 @@ Usage: python bench/bench_pythons.py [--baseline PYTHON] [--candidate PYTHON] [-
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
 import hashlib
 import importlib.metadata
@@ -65,7 +64,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import bench_neat_step  # noqa: E402
-from bench_evolve import bulk_switch  # noqa: E402
+from bench_evolve import bulk_switch, environment_variable  # noqa: E402
 from bench_kernel import median_time  # noqa: E402
 from realistic_genomes import load_config, realistic, write_config  # noqa: E402
 
@@ -193,18 +192,9 @@ def digest(value) -> str:
     return hashlib.sha1(data).hexdigest()[:12]
 
 
-@contextlib.contextmanager
 def simulator_python(python: str):
     """NEATPAR_PYTHON for the simulators launched in the block: the interpreter the build runs on."""
-    before = os.environ.get("NEATPAR_PYTHON")
-    os.environ["NEATPAR_PYTHON"] = python
-    try:
-        yield
-    finally:
-        if before is None:
-            del os.environ["NEATPAR_PYTHON"]
-        else:
-            os.environ["NEATPAR_PYTHON"] = before
+    return environment_variable("NEATPAR_PYTHON", python)
 
 
 def generation(config, genomes, work: Plan, python: str, logs: str) -> dict:
