@@ -93,7 +93,7 @@ def version_of(python: list[str]) -> tuple[str, str] | None:
                                 capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired):
         return None
-    lines = result.stdout.split()
+    lines = result.stdout.splitlines()   # a path may hold spaces
     return (lines[0], lines[1]) if result.returncode == 0 and len(lines) == 2 else None
 
 
@@ -148,6 +148,7 @@ def choose_python(wanted: str) -> str:
 
 
 def stamp_text(extras: str, python_version: str) -> str:
+    """What the stamp holds: the extras installed, and the Python ('X.Y') they were installed for."""
     return f"{extras}\npython {python_version}\n"
 
 
@@ -166,11 +167,11 @@ def stale(venv: str, extras: str, python_version: str | None = None) -> bool:
     return any(os.path.getmtime(path) > made for path in sources)
 
 
-def run(command: list[str], env: dict | None = None, cwd: str = ROOT) -> int:
+def run(command: list[str], env: dict | None = None) -> int:
     """Run a command in the project's folder, shown first as make shows its recipes; its exit
     status. Ctrl+C reaches it from the terminal: it decides how to end, and this waits for it."""
     print(" ".join(command), flush=True)
-    with subprocess.Popen(command, cwd=cwd, env=env) as child:
+    with subprocess.Popen(command, cwd=ROOT, env=env) as child:
         while True:
             try:
                 return child.wait()
