@@ -22,6 +22,7 @@ TOP_MODULES = tuple(os.path.join(os.path.dirname(PACKAGE), name)
 # where neatpar's own files are named as their cause; then `neatpar evolve` as the command runs it.
 RECORDING = """
 import json, sys, warnings
+getattr(sys.flags, "safe_path", False) or sys.path.pop(0)   # the installed neatpar, not the working folder's
 kinds = (DeprecationWarning, PendingDeprecationWarning, FutureWarning)
 seen = []
 def show(message, category, filename, lineno, file=None, line=None):
