@@ -14,6 +14,7 @@ import neatpar
 from neatpar.envs.unity import fastwire
 from support.messages import as_plain
 from support.paths import ROOT
+from support.processes import python_code
 from support.simulators import simulator
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
@@ -105,7 +106,7 @@ SUBPROCESS_CHECK = (
 
 
 def test_fresh_interpreter_importing_mlagents_first():
-    result = subprocess.run([sys.executable, "-c", SUBPROCESS_CHECK], capture_output=True, text=True,
+    result = subprocess.run(python_code(SUBPROCESS_CHECK), capture_output=True, text=True,
                             cwd=ROOT, timeout=120)
     assert result.stdout.split() == ["True", "upb"], result.stderr
 
@@ -121,7 +122,7 @@ def test_pure_python_backend_when_asked_same_results():
         "print(as_plain(UnityMessageProto.FromString(data)) == expected)\n"
     )
     env = {**os.environ, "PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION": "python"}
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT,
+    result = subprocess.run(python_code(script), capture_output=True, text=True, cwd=ROOT,
                             timeout=120, env=env)
     assert result.stdout.split() == ["True", "python", "True"], result.stderr
 
@@ -148,7 +149,7 @@ def test_foreign_registration_is_refused():
         "except ImportError as e:\n"
         "    print(type(e).__name__, e)\n"
     )
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    result = subprocess.run(python_code(script), capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert result.stdout.startswith("FastWireError"), result.stdout + result.stderr
     assert "already registered" in result.stdout
 
@@ -164,7 +165,7 @@ def test_the_hook_can_be_turned_off():
     script = ("import sys\nimport mlagents_envs\n"
               "print(any(type(f).__name__ == '_FastWireFinder' for f in sys.meta_path))\n")
     env = {**os.environ, "NEATPAR_FASTWIRE": "0"}
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT,
+    result = subprocess.run(python_code(script), capture_output=True, text=True, cwd=ROOT,
                             timeout=60, env=env)
     assert result.stdout.strip() == "False", result.stderr
 
@@ -178,6 +179,6 @@ def test_without_the_hook_neatpar_says_why_instead_of_failing_in_protobuf():
               "    import neatpar.envs.unity.bridge\n"
               "except ImportError as error:\n"
               "    print(type(error).__name__, '|', error)\n")
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    result = subprocess.run(python_code(script), capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert result.stdout.startswith("FastWireError | neatpar's fast wire is off: its start-up hook "
                                     "(neatpar-fastwire.pth in site-packages) is not installed"), result.stderr

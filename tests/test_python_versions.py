@@ -13,6 +13,7 @@ import pytest
 import neatpar
 from support.configs import ball_cfg
 from support.paths import ROOT
+from support.processes import python_code
 
 PACKAGE = os.path.dirname(os.path.abspath(neatpar.__file__))
 TOP_MODULES = tuple(os.path.join(os.path.dirname(PACKAGE), name)
@@ -22,7 +23,6 @@ TOP_MODULES = tuple(os.path.join(os.path.dirname(PACKAGE), name)
 # where neatpar's own files are named as their cause; then `neatpar evolve` as the command runs it.
 RECORDING = """
 import json, sys, warnings
-getattr(sys.flags, "safe_path", False) or sys.path.pop(0)   # the installed neatpar, not the working folder's
 kinds = (DeprecationWarning, PendingDeprecationWarning, FutureWarning)
 seen = []
 def show(message, category, filename, lineno, file=None, line=None):
@@ -64,7 +64,7 @@ def test_importing_neatpar_warns_of_nothing_with_every_warning_an_error(tmp_path
 def test_a_short_run_draws_no_deprecation_warning_from_neatpar_s_code(tmp_path):
     report = tmp_path / "warnings.json"
     config = ball_cfg(tmp_path, generations=2, video_interval=1)
-    result = subprocess.run([sys.executable, "-c", RECORDING, str(report), "evolve", "--config", config,
+    result = subprocess.run([*python_code(RECORDING), str(report), "evolve", "--config", config,
                              "--out", str(tmp_path / "run")], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     seen = json.loads(report.read_text())

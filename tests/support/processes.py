@@ -9,16 +9,21 @@ from multiprocessing import resource_tracker
 from .paths import ROOT, TESTS
 
 
-# `python -m MODULE` without the working folder first on sys.path (Python 3.10 has no -P): the tests
-# start neatpar's modules from the repository's folder, whose neatpar/ is not the installed one
-# where neatpar comes from a wheel (make test-matrix).
-RUN_MODULE = ("import runpy, sys; getattr(sys.flags, 'safe_path', False) or sys.path.pop(0); "
-              "runpy.run_module(sys.argv.pop(1), run_name='__main__', alter_sys=True)")
+# `python -m MODULE` and `python -c CODE` without the working folder first on sys.path (Python 3.10
+# has no -P): the tests start Python from the repository's folder, whose neatpar/ is not the
+# installed one where neatpar comes from a wheel (make test-matrix).
+INSTALLED_FIRST = "import sys; getattr(sys.flags, 'safe_path', False) or sys.path.pop(0)"
+RUN_MODULE = INSTALLED_FIRST + "; import runpy; runpy.run_module(sys.argv.pop(1), run_name='__main__', alter_sys=True)"
 
 
 def python_module(module: str) -> list[str]:
     """The command that runs a module of the installed neatpar as `python -m MODULE` would."""
     return [sys.executable, "-c", RUN_MODULE, module]
+
+
+def python_code(code: str) -> list[str]:
+    """The command that runs `code` as `python -c CODE` would, importing the installed neatpar."""
+    return [sys.executable, "-c", INSTALLED_FIRST + "\n" + code]
 
 
 def child_pids() -> set[int]:
