@@ -197,12 +197,14 @@ def test_quiet_on_ray_prints_no_forwarded_ray_line_even_when_an_actor_dies(tmp_p
     """Ray forwards its workers' output and its raylets' errors ("(raylet) A worker died ...") to
     the driver's terminal; --quiet keeps to the run folder and the winner."""
     out = tmp_path / "run"
-    config = ball_cfg(tmp_path, generations=8, interval=1, envs=2, env_args="--agents 4 --max-steps 60", max_steps=60)
+    # a generation takes about 0.1 s here: 38 more leave the kill seconds to land before the run ends
+    config = ball_cfg(tmp_path, generations=40, interval=2, envs=2, env_args="--agents 4 --max-steps 60", max_steps=60)
     run = Run(config, out, "--backend", "ray", "--quiet")
     wait_until(lambda: (out / "checkpoints" / "checkpoint-2.gz").exists(), 240, "two generations")
     actors = [p for p in run.family() if "ray::EnvHostActor" in cmdline(p)]
     assert len(actors) == 2
     os.kill(actors[0], signal.SIGKILL)
+    assert not (out / "checkpoints" / "checkpoint-38.gz").exists(), "the run ended before the kill: lengthen it"
     code, err = run.finish(timeout=300)
     assert code == 0, err
     assert "env host lost" in err  # neatpar's own warning says what happened, once
