@@ -1,4 +1,4 @@
-"""Benchmark: what pictures of agents cost (neatpar/envs/unity/frames.py, neatpar/run/recording.py).
+"""Benchmark: what pictures of agents cost (neatpar/envs/unity/frames.py, neatpar/episodes/recording.py).
 
 (a) A generation that records nothing: the ball build (32 agents, 64 realistic genomes, 100
     decisions an episode, seeded), played by the episode runner through a bridge with the Frames
@@ -31,8 +31,8 @@ from stock_env import ROOT  # noqa: E402
 from neatpar.processes import cpu_count  # noqa: E402
 from neatpar.envs.unity.adapter import UnityAdapter  # noqa: E402
 from neatpar.envs.unity.bridge import SimulatorBridge  # noqa: E402
-from neatpar.run.evaluator import EnvEvaluator  # noqa: E402
-from neatpar.run.runner import EpisodeRunner  # noqa: E402
+from neatpar.episodes.evaluator import EnvEvaluator  # noqa: E402
+from neatpar.episodes.runner import EpisodeRunner  # noqa: E402
 from neatpar.settings import Settings  # noqa: E402
 
 BALL = os.path.join(ROOT, "unity_builds", "ball")

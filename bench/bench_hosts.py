@@ -24,7 +24,7 @@ from realistic_genomes import realistic  # noqa: E402
 from stock_env import ROOT  # noqa: E402
 
 from neatpar.processes import cpu_count  # noqa: E402
-from neatpar.run.evaluator import UnityEvaluator  # noqa: E402
+from neatpar.episodes.evaluator import UnityEvaluator  # noqa: E402
 from neatpar.config.behaviors import BehaviorRole  # noqa: E402
 from neatpar.config.settings import Settings  # noqa: E402
 

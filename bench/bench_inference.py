@@ -19,7 +19,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_kernel import median_time, seed_design_step  # noqa: E402
 from realistic_genomes import realistic  # noqa: E402
 
-from neatpar.run.inference import InProcessInference, PoolInference  # noqa: E402
+from neatpar.episodes.inference import InProcessInference, PoolInference  # noqa: E402
 from neatpar.nn import FeedForwardPopulation  # noqa: E402
 
 

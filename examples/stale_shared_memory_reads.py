@@ -76,7 +76,7 @@ _envs = {}
 
 def step_envs(spec, step, worker):
     """In a neatpar pool worker: step this worker's environments, write through the exchange."""
-    from neatpar.run.inference import _exchange
+    from neatpar.episodes.inference import _exchange
     exchange = _exchange(spec)
     exchange.read(step, 0, 0)                     # refuses a buffer that is not at this step
     rng = _envs.setdefault(worker, np.random.default_rng(worker))
@@ -87,7 +87,7 @@ def step_envs(spec, step, worker):
 
 def run_neatpar_way(steps: int) -> int:
     import neatpar
-    from neatpar.run.exchange import StepExchange
+    from neatpar.episodes.exchange import StepExchange
     n = WORKERS * ENVS_PER_WORKER
     exchange = StepExchange.create(capacity=n, inputs=1, outputs=OBS, workers=WORKERS)
     stale = 0

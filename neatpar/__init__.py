@@ -32,7 +32,7 @@ _declare_neat_step("neatpar", _NeatStepClasses(Genome, Reproduction, SpeciesSet)
 def __getattr__(name):
     # The evaluator pulls in the runner, env hosts and Ray's glue: imported only when asked for.
     if name in ("EnvEvaluator", "UnityEvaluator"):
-        from .run import evaluator
+        from .episodes import evaluator
         return getattr(evaluator, name)
     if name in ("SearchEvaluator", "MapElitesReproduction"):   # searches: numpy and the C k-NN, on first use
         from . import search

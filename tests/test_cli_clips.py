@@ -15,8 +15,8 @@ from PIL import Image
 from neatpar import settings as run_config
 from neatpar.cli.clips import ClipReporter, Clips, ClipSchedule
 from neatpar.record.video import gif_delay
-from neatpar.run.evaluator import EnvEvaluator
-from neatpar.run.recording import league_opponents, record_episode
+from neatpar.episodes.evaluator import EnvEvaluator
+from neatpar.episodes.recording import league_opponents, record_episode
 from neatpar.sim import render
 from support.configs import ball_cfg
 from support.duels import asymmetric_cfg, duel_cfg

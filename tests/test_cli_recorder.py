@@ -23,7 +23,7 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 
 from neatpar import settings as run_config  # noqa: E402
 from neatpar.cli.recorder import CheckpointSchedule, Reporting, RunRecorder  # noqa: E402
-from neatpar.run.evaluator import UnityEvaluator  # noqa: E402
+from neatpar.episodes.evaluator import UnityEvaluator  # noqa: E402
 from neatpar.record.folder import RunFolder  # noqa: E402
 from neatpar.record.plots import species_figure  # noqa: E402
 from neatpar.config.run_settings import RunSettings  # noqa: E402

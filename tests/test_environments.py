@@ -1,4 +1,4 @@
-"""The environment a run's settings name (neatpar/run/environments.py): a Unity build, checked
+"""The environment a run's settings name (neatpar/episodes/environments.py): a Unity build, checked
 before anything starts and launched only by the first reset, on the port the caller moves it to
 and reporting each launch's PID; or copies of a Gymnasium environment, made in this process."""
 import os
@@ -11,7 +11,7 @@ from neatpar.envs.gym import DEFAULT_COPIES, GymEnvironment, GymSetup
 from neatpar.envs.unity.adapter import UnityAdapter
 from neatpar.envs.unity.bridge import Display
 from neatpar.errors import ConfigError
-from neatpar.run.environments import check_environment, gym_setup, open_environment
+from neatpar.episodes.environments import check_environment, gym_setup, open_environment
 from neatpar.settings import Settings
 from support.paths import BALL
 from support.processes import child_pids, cmdline, parent_of, wait_gone

@@ -1,4 +1,4 @@
-"""The sequenced shared-memory exchange (neatpar/run/exchange.py): every read belongs to the step it
+"""The sequenced shared-memory exchange (neatpar/episodes/exchange.py): every read belongs to the step it
 claims."""
 import random
 import time
@@ -8,7 +8,7 @@ import pytest
 
 import neatpar
 from neatpar.errors import StaleStepError
-from neatpar.run.exchange import StepExchange
+from neatpar.episodes.exchange import StepExchange
 from support.processes import shm_segments
 
 STEPS = 100_000  # the exchange's stress test: at least 100,000 sequenced steps
@@ -16,7 +16,7 @@ STEPS = 100_000  # the exchange's stress test: at least 100,000 sequenced steps
 
 def echo(spec, step, start, end, worker, delay_seed):
     """A worker: read the step (checked), wait a random moment, answer with step-derived actions."""
-    from neatpar.run import inference
+    from neatpar.episodes import inference
     exchange = inference._exchange(spec)
     obs, index, rows, reset = exchange.read(step, start, end)
     if not np.all(obs[:, 0] == step):

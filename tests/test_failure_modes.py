@@ -13,8 +13,8 @@ import pytest
 import neatpar
 from neatpar.envs.unity.bridge import SimulatorBridge
 from neatpar.errors import LiveHandleError
-from neatpar.run.exchange import StepExchange
-from neatpar.run.inference import PoolInference
+from neatpar.episodes.exchange import StepExchange
+from neatpar.episodes.inference import PoolInference
 from neatpar.nn import FeedForwardPopulation
 from neatpar.parallel.serialize import dumps
 from support.configs import load_config
@@ -66,7 +66,7 @@ def kernel_digest(kernel):
 
 
 def read_chunk(spec, step):
-    from neatpar.run.inference import _exchange
+    from neatpar.episodes.inference import _exchange
     obs, index, rows, reset = _exchange(spec).read(step, 0, 4)
     return obs.tobytes(), index.tobytes()
 

@@ -1,11 +1,11 @@
-"""The main side's book of the parts running on env hosts (neatpar/run/host_book.py), shared by
+"""The main side's book of the parts running on env hosts (neatpar/episodes/host_book.py), shared by
 LocalHosts and RayHosts: which part runs under which handle, how far each has got (never less
 than before, never from another part's report), and which host errors reach the user as they are."""
 from hypothesis import given, strategies as st
 
 from neatpar.errors import ConfigError, HostLost, NeatparError, RemoteError, SimulatorError
-from neatpar.run.host_book import HostBook, Running, host_error
-from neatpar.run.hosts import PartProgress
+from neatpar.episodes.host_book import HostBook, Running, host_error
+from neatpar.episodes.hosts import PartProgress
 
 
 def test_a_part_is_running_under_its_handle_from_its_start_to_its_finish():

@@ -1,10 +1,10 @@
-"""Env hosts' scheduler (neatpar/run/hosts.py): each generation cut into parts that keep every
+"""Env hosts' scheduler (neatpar/episodes/hosts.py): each generation cut into parts that keep every
 host's agents busy, parts handed to free hosts, and the scale-out settings checked; the hosts
 themselves are in test_local_hosts.py and test_ray_hosts.py."""
 import pytest
 from hypothesis import given, strategies as st
 
-from neatpar.run.hosts import split
+from neatpar.episodes.hosts import split
 from support.configs import ball_cfg
 from support.runs import neatpar_cli, probe_hosts, stats_rows
 

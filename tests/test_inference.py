@@ -1,4 +1,4 @@
-"""Pool inference (neatpar/run/inference.py: networks on spawn workers, fed through shared memory)
+"""Pool inference (neatpar/episodes/inference.py: networks on spawn workers, fed through shared memory)
 against in-process inference: the same actions, always."""
 import os
 import signal
@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from neatpar import settings as run_config
-from neatpar.run.inference import AutoInference, InProcessInference, PoolInference
+from neatpar.episodes.inference import AutoInference, InProcessInference, PoolInference
 from neatpar.nn import CTRNNPopulation, FeedForwardPopulation, RecurrentPopulation
-from neatpar.run.evaluator import UnityEvaluator
+from neatpar.episodes.evaluator import UnityEvaluator
 from support.configs import ball_cfg, write_config
 from support.paths import BUILDS
 from support.processes import segments_mapped, shm_segments, wait_gone

@@ -92,7 +92,7 @@ def find_cycle(edges: dict[str, set[str]]) -> list[str] | None:
 
 def test_the_graph_sees_function_level_and_relative_imports():
     edges = graph()
-    assert "neatpar.run.evaluator" in edges["neatpar"]            # inside __getattr__
+    assert "neatpar.episodes.evaluator" in edges["neatpar"]            # inside __getattr__
     assert "neatpar.parallel.ray_tasks" in edges["neatpar.parallel.evaluator"]  # inside a function
     assert "neatpar.errors" in edges["neatpar.envs.unity.bridge"]  # from ...errors import
 
@@ -117,7 +117,7 @@ STACK = (
     ("neatpar.nn",            # the population kernel, the network kinds' engines, ONNX export
      "neatpar.search"),       # how a generation is scored and selected: fitness, novelty, MAP-Elites
     ("neatpar.envs",),        # Unity ML-Agents and Gymnasium as the runner's environments
-    ("neatpar.run",           # what turns genomes into fitness: runner, evaluators, inference, env hosts, leagues
+    ("neatpar.episodes",      # what turns genomes into fitness: runner, evaluators, inference, env hosts, leagues
      "neatpar.record"),       # what a run leaves behind
     ("neatpar.cli",),         # the neatpar command
     ("neatpar",),             # the package's public names
@@ -178,7 +178,7 @@ def test_import_neatpar_patches_nothing():
         "before = (multiprocessing.spawn.get_preparation_data, list(threading._threading_atexits), list(sys.meta_path))\n"
         "import neatpar\n"
         "after = (multiprocessing.spawn.get_preparation_data, list(threading._threading_atexits), list(sys.meta_path))\n"
-        "print(before == after, 'neatpar.run.evaluator' in sys.modules, 'mlagents_envs' in sys.modules)\n"
+        "print(before == after, 'neatpar.episodes.evaluator' in sys.modules, 'mlagents_envs' in sys.modules)\n"
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert result.stdout.split() == ["True", "False", "False"], result.stderr

@@ -1,4 +1,4 @@
-"""Self-play (neatpar/run/league.py): the league's draws, ELO, rounds in which every genome of a
+"""Self-play (neatpar/episodes/league.py): the league's draws, ELO, rounds in which every genome of a
 generation faces the same opponents and rating games, on real simulator builds; `neatpar evolve`
 with league roles is in test_selfplay.py."""
 import math
@@ -10,8 +10,8 @@ import pytest
 from neatpar import settings as run_config
 from neatpar.config.readers import Source
 from neatpar.errors import ConfigError
-from neatpar.run.evaluator import UnityEvaluator
-from neatpar.run.league import INITIAL_RATING, Game, League, Member, SelfPlay, expected, rate, result_of
+from neatpar.episodes.evaluator import UnityEvaluator
+from neatpar.episodes.league import INITIAL_RATING, Game, League, Member, SelfPlay, expected, rate, result_of
 from neatpar.types.stats import EpisodeEnd, LeagueValues
 from neatpar.settings import Settings
 from support.configs import hand_genome, write_config

@@ -1,4 +1,4 @@
-"""Env hosts as local processes (neatpar/run/local_hosts.py): each simulator created and owned by
+"""Env hosts as local processes (neatpar/episodes/local_hosts.py): each simulator created and owned by
 one spawned host, a lost host replaced and its simulator killed by PID (only while it is still the
 process the host started), hosts' reports through shared memory, and nothing left running after
 Ctrl+C or SIGTERM."""
@@ -14,8 +14,8 @@ import pytest
 
 from neatpar import settings as run_config
 from neatpar.processes import START_TOLERANCE, start_stamp
-from neatpar.run.hosts import HostProgress, HostSetup
-from neatpar.run.local_hosts import HostCells, LocalHosts
+from neatpar.episodes.hosts import HostProgress, HostSetup
+from neatpar.episodes.local_hosts import HostCells, LocalHosts
 from support.configs import ball_cfg
 from support.paths import ROOT
 from support.processes import cmdline, parent_of, pid_alive, wait_gone, wait_until
@@ -198,7 +198,7 @@ def test_a_host_stopped_while_its_game_is_launching_leaves_no_game():
     """SIGTERM reaches a local env host between forking its game and the bridge learning the
     game's PID: the host's handler kills its own children, so the game does not live on."""
     script = ("import os, signal, subprocess, sys, time\n"
-              "import neatpar.run.local_hosts as hosts\n"
+              "import neatpar.episodes.local_hosts as hosts\n"
               "signal.signal(signal.SIGTERM, hosts._on_sigterm)\n"  # as _host_init installs it; no bridge yet
               "game = subprocess.Popen(['sleep', '60'], start_new_session=True)\n"
               "print(game.pid, flush=True)\n"

@@ -22,7 +22,7 @@ from support.processes import wait_until  # noqa: E402
 from support.runs import fitnesses, probe_hosts  # noqa: E402
 from neatpar.errors import ConfigError  # noqa: E402
 from neatpar.parallel import ray_cluster  # noqa: E402
-from neatpar.run.ray_hosts import PLACEMENT_NOTE_SECONDS  # noqa: E402
+from neatpar.episodes.ray_hosts import PLACEMENT_NOTE_SECONDS  # noqa: E402
 
 pytestmark = [pytest.mark.slow, ONE_RAY_AT_A_TIME]
 

@@ -1,4 +1,4 @@
-"""Env hosts as Ray actors (neatpar/run/ray_hosts.py) on a real local Ray cluster (2 CPUs, token
+"""Env hosts as Ray actors (neatpar/episodes/ray_hosts.py) on a real local Ray cluster (2 CPUs, token
 authentication off): one simulator per actor, a killed or hung actor replaced and its part run
 again, hosts refused beyond the cluster's CPUs, and the same results as local env hosts."""
 import os
@@ -20,8 +20,8 @@ from support.rays import local_cluster, ray
 from support.runs import Run, evaluator_and_population, fitnesses, neatpar_cli, probe_hosts, stats_rows, undisturbed
 from neatpar import ConfigError
 from neatpar import settings as run_config
-from neatpar.run.hosts import HostSetup
-from neatpar.run.ray_hosts import RayHosts
+from neatpar.episodes.hosts import HostSetup
+from neatpar.episodes.ray_hosts import RayHosts
 
 pytestmark = [pytest.mark.slow, ONE_RAY_AT_A_TIME]
 
@@ -91,7 +91,7 @@ def league_generations(tmp_path, backend):
     """Two self-play generations on the duel build with two env hosts: each generation's fitnesses,
     then the league's members (genome keys, ratings) and the population's best's rating."""
     from neatpar import settings as run_config
-    from neatpar.run.evaluator import UnityEvaluator
+    from neatpar.episodes.evaluator import UnityEvaluator
     config, settings = run_config.load(duel_cfg(tmp_path, f"duel-{backend}.cfg", envs=2, backend=backend))
     pairs = list(neat.Population(config, seed=4).population.items())
     with UnityEvaluator.from_settings(settings) as evaluator:
@@ -216,10 +216,10 @@ def test_quiet_on_ray_prints_no_forwarded_ray_line_even_when_an_actor_dies(tmp_p
 
 def test_descriptors_travel_back_from_ray_actors_as_the_maze_gives_them(tmp_path):
     """A search on Ray actors: each genome's descriptor (the robot's final position) comes back
-    with its part (run/hosts.py puts the parts together by genome), as the maze driven in process
+    with its part (episodes/hosts.py puts the parts together by genome), as the maze driven in process
     gives it, and fills the MAP-Elites archive."""
     import numpy as np
-    from neatpar.run.evaluator import EnvEvaluator
+    from neatpar.episodes.evaluator import EnvEvaluator
     from support.searches import maze_cfg, maze_descriptors
     config, settings = run_config.load(maze_cfg(tmp_path, pop=12, steps=20, envs=2, backend="ray"))
     pairs = list(neat.Population(config, seed=5).population.items())

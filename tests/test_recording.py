@@ -1,4 +1,4 @@
-"""Recorded episodes (neatpar/run/recording.py) on real environments: CartPole, LunarLander and every
+"""Recorded episodes (neatpar/episodes/recording.py) on real environments: CartPole, LunarLander and every
 shipped simulator build give one picture per decision of the genome's episode, the same episode
 (same return) that EnvEvaluator.play plays with the same seed, and the videos written from them
 decode to as many frames as the episode had steps; a self-play clip plays the champion against
@@ -13,8 +13,8 @@ import pytest
 from neatpar import settings as run_config
 from neatpar.errors import FramesUnavailable
 from neatpar.record.video import gif_delay, write_video
-from neatpar.run.evaluator import EnvEvaluator
-from neatpar.run.recording import EpisodeRecorder, league_opponents, record_episode
+from neatpar.episodes.evaluator import EnvEvaluator
+from neatpar.episodes.recording import EpisodeRecorder, league_opponents, record_episode
 from neatpar.sim import render
 from neatpar.sim.duel import Duel
 from support.configs import ball_cfg, hover_cfg, make_config, write_config

@@ -1,4 +1,4 @@
-"""The episode runner (neatpar/run/runner.py), through UnityEvaluator, on the simulator builds through the
+"""The episode runner (neatpar/episodes/runner.py), through UnityEvaluator, on the simulator builds through the
 real mlagents-envs."""
 import dataclasses
 import os
@@ -9,8 +9,8 @@ import pytest
 
 from neatpar import settings as run_config
 from neatpar.record.genomes import save_genome_json
-from neatpar.run.evaluator import UnityEvaluator
-from neatpar.run.runner import EpisodeRunner
+from neatpar.episodes.evaluator import UnityEvaluator
+from neatpar.episodes.runner import EpisodeRunner
 from support.configs import write_config
 from support.paths import BALL, BUILDS
 from support.simulators import free_worker_id
@@ -357,7 +357,7 @@ def test_a_behavior_the_config_does_not_name_gets_neutral_actions_and_one_warnin
 
 def test_a_configured_behavior_that_never_reports_is_an_error_after_the_wait(tmp_path):
     from neatpar.errors import EnvironmentMismatch
-    from neatpar.run.runner import BEHAVIOR_WAIT_STEPS
+    from neatpar.episodes.runner import BEHAVIOR_WAIT_STEPS
     config, settings = probe_config(tmp_path, "--agents 2 --episode-decisions 3",
                                     "Probe?team=0: population, Ghost?team=1: champion")
     with pytest.raises(EnvironmentMismatch, match=rf"behavior 'Ghost\?team=1' is not in the environment: no agent "

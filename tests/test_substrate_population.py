@@ -21,7 +21,7 @@ from neatpar.nn import FeedForwardPopulation
 from neatpar.nn.mixed import MixedPopulation
 from neatpar.nn.substrate import IOShapes, Query, make_substrate
 from neatpar.nn.substrate_population import SubstratePopulation
-from neatpar.run.inference import InProcessInference, PoolInference
+from neatpar.episodes.inference import InProcessInference, PoolInference
 
 SENSORS = {"vector": ((6,),), "image": ((2, 3, 2),), "grid and vector": ((2, 2), (3,))}
 

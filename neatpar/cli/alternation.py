@@ -1,7 +1,7 @@
 """Asymmetric self-play in `neatpar evolve`: two behaviors with the role `league` (a striker and a
 goalie, a runner and a chaser), each evolving a NEAT population of its own from its own neat
 config ([neatpar] neat_configs: different observations and actions are fine), taking turns every
-`team_change` generations: the learning population plays the other one's league (run/league.py,
+`team_change` generations: the learning population plays the other one's league (episodes/league.py,
 ML-Agents' team_change).
 
 Each population has its own outputs in the run folder's `behavior-NAME/` (NAME as TensorBoard

@@ -1,11 +1,11 @@
 """A run's clips (`[neatpar] video_interval = N`): after every N-th generation and after the run's
-last one, one episode of the champion, recorded as `EnvEvaluator.play` plays it (run/recording.py),
+last one, one episode of the champion, recorded as `EnvEvaluator.play` plays it (episodes/recording.py),
 into the run folder's `videos/gen-G.mp4` (`.gif` where the video extra is not installed, said in one
 warning line) and into TensorBoard at step G (record/video.py's ClipLog). A generation that is not
 due records nothing and sends nothing for it.
 
 Who plays: the champion (the best genome so far); in self-play against the strongest member of the
-league it plays (run/recording.py's `league_opponents`); in an asymmetric run the population whose
+league it plays (episodes/recording.py's `league_opponents`); in an asymmetric run the population whose
 turn it is, its best genome of the generation against the other population's strongest member,
 into its own folder (`behavior-NAME/videos/`, at its own generation). A game that sends no frames
 (a Unity player) or a video that cannot be written stops the clips with one warning line; the run
@@ -21,7 +21,7 @@ import neat
 
 from ..errors import FramesUnavailable, VideoError
 from ..record.video import INSTALL_HINT, ClipLog, clip_kind, generation_video, remove_generation_videos, write_video
-from ..run.recording import EpisodeRecorder, league_opponents
+from ..episodes.recording import EpisodeRecorder, league_opponents
 
 log = logging.getLogger("neatpar")
 

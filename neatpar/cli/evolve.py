@@ -26,7 +26,7 @@ from ..record.archive import save_archive
 from ..record.folder import SUBSTRATE_FILE, RunFolder, load_behaviors, load_substrate
 from ..record.models import write_winner_models
 from ..record.tensorboard import EventLog
-from ..run.evaluator import EnvEvaluator
+from ..episodes.evaluator import EnvEvaluator
 from .alternation import Alternation
 from .clips import ClipReporter, Clips, ClipSchedule
 from .interrupts import Interrupts, exit_status

@@ -18,10 +18,10 @@ from ..record.folder import load_behaviors, load_substrate
 from ..record.models import check_model_file, choose_behavior, write_model
 from ..record.tensorboard import behavior_run
 from ..record.video import video_kind, write_video
-from ..run.environments import gym_setup, open_environment
-from ..run.evaluator import EnvEvaluator
-from ..run.recording import record_episode
-from ..run.runner import survey
+from ..episodes.environments import gym_setup, open_environment
+from ..episodes.evaluator import EnvEvaluator
+from ..episodes.recording import record_episode
+from ..episodes.runner import survey
 from ..types.environment import Layout
 from ..types.genome_file import check_genome_fits, load_genome
 

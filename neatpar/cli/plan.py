@@ -17,7 +17,7 @@ from ..config.settings import Settings, flags
 from ..envs.gym import check_frames
 from ..errors import ConfigError, FramesUnavailable
 from ..record.checkpoint import Checkpoint, PopulationState
-from ..run.environments import gym_setup
+from ..episodes.environments import gym_setup
 from ..search.strategy import reproduction_type
 from ..types.run_state import RunState
 

@@ -29,7 +29,7 @@ ROLES = (Role.POPULATION, Role.CHAMPION, Role.LEAGUE)   # the roles a config nam
 @dataclass(frozen=True)
 class BehaviorRole:
     """Who drives a behavior's agents: the genomes under evaluation, the best genome so far, past
-    champions drawn from a league (run/league.py), or a genome saved in a file (`genome_file`)."""
+    champions drawn from a league (episodes/league.py), or a genome saved in a file (`genome_file`)."""
     behavior: str
     role: Role
     genome_file: str | None = None

@@ -120,7 +120,7 @@ class Settings:
                                                  "a local Ray instance", flag=True, resumable=True)
     neat_step: NeatStep = setting("neatpar", choice(NEAT_STEPS), "classes that make each next generation: "
                                   "neatpar's (the populations neat-python's make, faster) or neat-python's own")
-    # Self-play (run/league.py); ML-Agents' self_play keys in generations.
+    # Self-play (episodes/league.py); ML-Agents' self_play keys in generations.
     league_window: int = setting(10, integer(1, 1000), "past champions a league keeps (ML-Agents' window)")
     league_snapshot: int = setting(1, integer(1), "generations between snapshots of a population's strongest "
                                                   "genome into its league (ML-Agents' save_steps)")
@@ -273,7 +273,7 @@ class Settings:
     @property
     def asymmetric(self) -> bool:
         """Two league behaviors and no population one: each league behavior evolves a population of
-        its own (asymmetric self-play, run/league.py)."""
+        its own (asymmetric self-play, episodes/league.py)."""
         return len(self.with_role(Role.LEAGUE)) == 2 and not self.population_behaviors
 
     @property

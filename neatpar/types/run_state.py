@@ -10,7 +10,7 @@ from typing import Any
 class RunState:
     """An evaluator's state between generations. `champion` is the best genome so far (a frozen
     copy), `generation` the run's generations evaluated so far (both populations' in an
-    asymmetric game), `selfplay` the leagues and their generator (run/league.py: SelfPlay.state),
+    asymmetric game), `selfplay` the leagues and their generator (episodes/league.py: SelfPlay.state),
     None without league roles, `search` the search strategy's (search/strategy.py: Search.state;
     None in checkpoints of an earlier neatpar, whose runs searched on fitness)."""
     champion: Any = None

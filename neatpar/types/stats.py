@@ -20,7 +20,7 @@ class LeagueValues(NamedTuple):
 class EpisodeEnd(NamedTuple):
     """How a genome's scored episode ended: the reward (and group reward) of its last report, and
     whether a step limit cut it (the game's max_step_reached, or max_steps) rather than the game
-    ending it. Self-play reads game outcomes from it (run/league.py)."""
+    ending it. Self-play reads game outcomes from it (episodes/league.py)."""
     final_reward: float
     interrupted: bool
 

@@ -1,1 +1,0 @@
-"""What turns genomes into fitness: the episode runner, inference, env hosts and the evaluators."""
