@@ -35,7 +35,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from stock_env import ROOT  # noqa: E402
 
-from neatpar.types.genome_file import genome_from_dict  # noqa: E402
+from neatpar.genome_file import genome_from_dict  # noqa: E402
 from neatpar.episodes.environments import open_environment  # noqa: E402
 from neatpar.episodes.league import result_of  # noqa: E402
 from neatpar.episodes.runner import EpisodeRunner, Match  # noqa: E402

@@ -20,7 +20,7 @@ import neatpar
 
 from neatpar.envs.unity.bridge import EDITOR_PORT
 from neatpar.envs.unity.communicator import port_free
-from neatpar.types.genome_file import genome_from_dict
+from neatpar.genome_file import genome_from_dict
 from support.configs import ball_cfg, hover_cfg, write_config
 from support.evolution import genes_of
 from support.marks import ON_THE_EDITOR_PORT
@@ -620,7 +620,7 @@ def test_a_hyperneat_run_on_the_camera_build_leaves_its_substrate_and_repeats_on
     from neatpar.nn.hyperneat import phenotype
     from neatpar.nn.substrate_file import read_substrate
     from neatpar.nn.substrate_population import SubstratePopulation
-    from neatpar.types.genome_file import load_genome
+    from neatpar.genome_file import load_genome
     from support.configs import camera_cfg
     from support.onnx_models import checked_session, play_returns
 

@@ -1,4 +1,4 @@
-"""Tests of types/environment.py, the seam between the episode runner and an environment: a behavior's
+"""Tests of neatpar/environment.py, the seam between the episode runner and an environment: a behavior's
 Layout (inputs and outputs a network needs), the game statistics' aggregation numbers as
 ML-Agents sends them, and that both kinds of environment (Unity, Gymnasium) implement the whole
 Environment interface with its signatures."""
@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from mlagents_envs.side_channel.stats_side_channel import StatsAggregationMethod
 
-from neatpar.types.environment import Aggregation, Environment, Layout
+from neatpar.environment import Aggregation, Environment, Layout
 from neatpar.envs.gym import GymEnvironment
 from neatpar.envs.unity.adapter import UnityAdapter
 

@@ -14,8 +14,8 @@ from neatpar import ConfigError, LiveHandleError
 from neatpar import settings as run_config
 from neatpar.envs.unity.bridge import Display
 from neatpar.episodes.evaluator import EnvEvaluator, UnityEvaluator
-from neatpar.types.run_state import RunState
-from neatpar.types.stats import GenerationStats
+from neatpar.run_state import RunState
+from neatpar.generation_stats import GenerationStats
 from support.configs import ball_cfg
 from support.simulators import free_worker_id
 from support.processes import child_pids, pid_alive, wait_gone

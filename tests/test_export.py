@@ -13,7 +13,7 @@ from support.onnx_models import checked_session, memory_size, read_like_ml_agent
 from support.paths import BUILDS
 from support.runs import evolve_ok, neatpar_cli
 from support.simulators import free_worker_id
-from neatpar.types.environment import Layout
+from neatpar.environment import Layout
 from neatpar.envs.unity.adapter import outputs_to_actions
 from neatpar.record.genomes import load_genome
 from neatpar.nn import CTRNNPopulation

@@ -1,4 +1,4 @@
-"""The genome file format (neatpar/types/genome_file.py): a run's winner.json loaded from Python as
+"""The genome file format (neatpar/genome_file.py): a run's winner.json loaded from Python as
 the documentation shows (docs/guides/brain-in-unity.md), and files that are not genomes refused in
 one line."""
 import json
@@ -15,7 +15,7 @@ from support.configs import ball_cfg
 from support.paths import ROOT
 from support.runs import neatpar_cli
 from neatpar.errors import ConfigError
-from neatpar.types.genome_file import load_genome
+from neatpar.genome_file import load_genome
 
 
 def docs_block(page: str, marker: str) -> str:

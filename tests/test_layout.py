@@ -110,7 +110,10 @@ def test_no_import_cycle():
 STACK = (
     ("neatpar.errors", "neatpar.version",    # every exception neatpar raises; its version
      "neatpar.processes"),                   # the system's processes, CPUs and signals, on every platform
-    ("neatpar.types",),       # the records every floor reads: layouts and batches, stats, run state, genome files
+    ("neatpar.environment",   # the environment interface the runner steps: layouts, batches, the game's stats
+     "neatpar.genome_file",   # the genome file format
+     "neatpar.run_state"),    # what an evaluator carries between generations
+    ("neatpar.generation_stats",),  # what a generation cost and saw (with the game's stats of environment.py)
     ("neatpar.config",),      # the settings: readers, the model, its keys' rules, config files, resume policy
     ("neatpar.parallel",      # the spawn pool and ParallelEvaluator, environment-free
      "neatpar.evolution"),    # the NEAT step classes

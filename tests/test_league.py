@@ -12,7 +12,7 @@ from neatpar.config.readers import Source
 from neatpar.errors import ConfigError
 from neatpar.episodes.evaluator import UnityEvaluator
 from neatpar.episodes.league import INITIAL_RATING, Game, League, Member, SelfPlay, expected, rate, result_of
-from neatpar.types.stats import EpisodeEnd, LeagueValues
+from neatpar.generation_stats import EpisodeEnd, LeagueValues
 from neatpar.settings import Settings
 from support.configs import hand_genome, write_config
 from support.paths import BUILDS

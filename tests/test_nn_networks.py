@@ -16,7 +16,7 @@ from neatpar.nn.onnx_export import export_policy
 from neatpar.nn.onnx_substrate import export_substrate_policy
 from neatpar.nn.substrate import IOShapes, Query, make_substrate
 from neatpar.nn.substrate_population import SubstratePopulation
-from neatpar.types.environment import Layout, Sensor
+from neatpar.environment import Layout, Sensor
 from support.configs import CTRNN_GENES, make_config
 
 LAYOUT = Layout((3,), 2)

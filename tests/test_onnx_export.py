@@ -26,7 +26,7 @@ from onnx import TensorProto
 
 from support.configs import ALL_ACTIVATIONS, ALL_AGGREGATIONS, hand_genome, make_config
 from support.onnx_models import checked_session, memory_size, read_like_ml_agents, record_ball_episodes, replay_deviation, value_info
-from neatpar.types.environment import Layout
+from neatpar.environment import Layout
 from neatpar.envs.unity.adapter import outputs_to_actions
 from neatpar.errors import ExportError
 from neatpar.nn.onnx_export import export_policy

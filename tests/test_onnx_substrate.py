@@ -14,7 +14,7 @@ from support.hyperneat import cppn_config
 from support.simulators import simulator
 from support.onnx_models import (checked_session, memory_size, read_like_ml_agents, record_episodes, replay_deviation,
                                  value_info)
-from neatpar.types.environment import Layout
+from neatpar.environment import Layout
 from neatpar.envs.unity.adapter import outputs_to_actions
 from neatpar.errors import ExportError
 from neatpar.nn.hyperneat import Phenotype
@@ -265,7 +265,7 @@ def test_an_evolved_camera_winner_plays_the_kernels_returns_in_onnxruntime():
     those solve the task."""
     import os
     from neatpar.sim.camera import SOLVED
-    from neatpar.types.genome_file import load_genome
+    from neatpar.genome_file import load_genome
     from support.paths import CONFIGS
     config = neat.Config(neat.DefaultGenome, neat.DefaultReproduction, neat.DefaultSpeciesSet, neat.DefaultStagnation,
                          f"{CONFIGS}/camera.cfg")

@@ -15,8 +15,8 @@ from neatpar.parallel.serialize import dumps
 from neatpar.record.checkpoint import Checkpoint, PopulationState, checkpoint_path, save_bytes
 from neatpar.config.run_settings import RunSettings
 from neatpar.record.stats_row import StatsRow
-from neatpar.types.stats import LeagueValues
-from neatpar.types.run_state import RunState
+from neatpar.generation_stats import LeagueValues
+from neatpar.run_state import RunState
 
 RUN = RunSettings("/somewhere/xor.cfg", "[NEAT]\npop_size = 8\n", (("generations", "9"),))
 

@@ -170,7 +170,7 @@ def test_discarding_a_folder_without_logs_keeps_nothing(tmp_path):
 
 def test_behaviors_json_keeps_each_sensor_s_shape_and_reads_older_records(tmp_path):
     from neatpar.record.folder import load_behaviors
-    from neatpar.types.environment import Layout, Sensor
+    from neatpar.environment import Layout, Sensor
     folder = RunFolder(str(tmp_path / "run"), RunSettings("/x.cfg", "text"))
     camera = Layout.of_sensors((Sensor((16, 16, 3), visual=True), Sensor((3, 8, 8), True, True), Sensor((4,))), 2, (3,))
     folder.save_behaviors({"Camera?team=0": camera}, {"Camera?team=0": "population"})

@@ -9,7 +9,7 @@ import onnx
 import pytest
 
 from support.configs import make_config
-from neatpar.types.environment import Layout
+from neatpar.environment import Layout
 from neatpar.errors import ConfigError
 from neatpar.nn.onnx_export import export_policy
 from neatpar.record.models import check_model_file, choose_behavior, model_file, save_policy, write_winner_models

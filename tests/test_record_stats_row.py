@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 from neatpar.record.folder import RunFolder
 from neatpar.config.run_settings import RunSettings
 from neatpar.record.stats_row import STATS_FIELDS, BehaviorValues, StatsRow, stats_columns
-from neatpar.types.stats import GenerationStats, LeagueValues, ScoredEpisodes
+from neatpar.generation_stats import GenerationStats, LeagueValues, ScoredEpisodes
 
 BEHAVIOR = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=12)
 MEAN = st.one_of(st.none(), st.floats(allow_nan=False, allow_infinity=False))

@@ -7,7 +7,7 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 
 from neatpar.record.stats_row import BehaviorValues, StatsRow
 from neatpar.record.tensorboard import EventLog, behavior_run, generation_values
-from neatpar.types.stats import LeagueValues
+from neatpar.generation_stats import LeagueValues
 
 
 def row(**over) -> StatsRow:

@@ -10,7 +10,7 @@ import neat
 import numpy as np
 from PIL import Image
 
-from neatpar.types.genome_file import genome_from_dict, genome_to_dict
+from neatpar.genome_file import genome_from_dict, genome_to_dict
 from neatpar.search.archive_files import archive_json, archive_png, fitness_grid
 from neatpar.search.map_elites import EliteArchive, Grid
 from support.paths import ROOT

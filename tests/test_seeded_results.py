@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pytest
 
 from neatpar.record.stats_row import StatsRow
-from neatpar.types.stats import GenerationStats
+from neatpar.generation_stats import GenerationStats
 from support import evolution as es
 from support import seeded
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from mlagents_envs.base_env import ActionSpec, BehaviorSpec, DimensionProperty, ObservationSpec, ObservationType
 
-from neatpar.types.environment import Layout, Sensor
+from neatpar.environment import Layout, Sensor
 from neatpar.envs.unity.adapter import UnityAdapter, layout_of, neutral_actions, outputs_to_actions
 from neatpar.envs.unity.bridge import SimulatorBridge
 from neatpar.errors import EnvironmentMismatch

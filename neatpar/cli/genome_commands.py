@@ -22,8 +22,8 @@ from ..episodes.environments import gym_setup, open_environment
 from ..episodes.evaluator import EnvEvaluator
 from ..episodes.recording import record_episode
 from ..episodes.runner import survey
-from ..types.environment import Layout
-from ..types.genome_file import check_genome_fits, load_genome
+from ..environment import Layout
+from ..genome_file import check_genome_fits, load_genome
 
 
 def layouts_for(settings: Settings, genome_path: str) -> dict[str, Layout]:

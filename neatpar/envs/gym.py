@@ -1,4 +1,4 @@
-"""Gymnasium environments as the runner's Environment (types/environment.py): N copies of one environment
+"""Gymnasium environments as the runner's Environment (environment.py): N copies of one environment
 played at once in this process, each copy an agent of one behavior named after the environment.
 
 A copy plays one episode after another. When its episode ends (terminated, or truncated by a
@@ -37,7 +37,7 @@ import numpy as np
 from ..config.settings import DEFAULT_COPIES
 from ..config.targets import GYM_PREFIX, gym_behavior_name
 from ..errors import ConfigError, EnvironmentMismatch, FramesUnavailable, one_line
-from ..types.environment import Batch, Frames, Layout, Sensor
+from ..environment import Batch, Frames, Layout, Sensor
 
 INSTALL_HINT = "pip install 'neatpar[gym]' (gymnasium 1.4 with Box2D and pygame)"
 SEED_STRIDE = 2 ** 32       # episode k after reset(seed) is seeded with seed * SEED_STRIDE + k

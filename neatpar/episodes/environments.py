@@ -1,4 +1,4 @@
-"""The environment a run's settings name, behind the runner's interface (types/environment.py): a Unity
+"""The environment a run's settings name, behind the runner's interface (environment.py): a Unity
 build (or the Editor), or copies of a Gymnasium environment."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Callable
 from ..config.settings import Settings
 from ..envs.gym import DEFAULT_COPIES, GymEnvironment, GymSetup, check as check_gym
 from ..errors import ConfigError
-from ..types.environment import Environment
+from ..environment import Environment
 
 
 def gym_setup(settings: Settings) -> GymSetup:

@@ -18,9 +18,9 @@ from ..config.settings import Settings
 from ..errors import LiveHandleError, NeatparError
 from ..search.records import Outcome, SearchStats
 from ..search.strategy import Search, make_search, restore
-from ..types.genome_file import load_genome
-from ..types.run_state import RunState
-from ..types.stats import GenerationStats
+from ..genome_file import load_genome
+from ..run_state import RunState
+from ..generation_stats import GenerationStats
 from .environments import check_environment, gym_setup, open_environment
 from .hosts import HostScheduler, HostSetup
 from .local_hosts import LocalHosts
@@ -133,7 +133,7 @@ class EnvEvaluator:
 
     @property
     def environment(self):
-        """This process's environment (types/environment.py), created on first use; never with env hosts."""
+        """This process's environment (environment.py), created on first use; never with env hosts."""
         if self._environment is None:
             self._environment = open_environment(self.settings, self.log_folder, display=self.display)
         return self._environment

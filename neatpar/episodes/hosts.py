@@ -44,7 +44,7 @@ from typing import Any, Callable, NamedTuple
 from ..config.settings import Settings
 from ..errors import HostLost, NeatparError
 from ..parallel.serialize import dumps
-from ..types.stats import GenerationStats
+from ..generation_stats import GenerationStats
 from .environments import open_environment
 from .runner import Compiled, EpisodeRunner, Match, Survey, compile_generation, geometry_of, needs_geometry, survey
 

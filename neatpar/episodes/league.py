@@ -49,7 +49,7 @@ from typing import Any, Callable, NamedTuple, Sequence
 from ..config.behaviors import Role
 from ..config.settings import Settings
 from ..errors import ConfigError
-from ..types.stats import EpisodeEnd, GenerationStats, LeagueValues
+from ..generation_stats import EpisodeEnd, GenerationStats, LeagueValues
 from .runner import Match, standard_match
 
 INITIAL_RATING = 1200.0   # ML-Agents' initial_elo

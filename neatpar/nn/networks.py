@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 from ..config.networks import NetworkKind
 from ..errors import ConfigError
-from ..types.environment import Layout
+from ..environment import Layout
 from .hyperneat import check_cppn_config
 from .kernel import CTRNNPopulation, FeedForwardPopulation, RecurrentPopulation
 from .substrate import IOShapes, Query, Substrate, make_substrate

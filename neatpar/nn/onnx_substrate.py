@@ -27,7 +27,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from ..types.environment import Layout
+from ..environment import Layout
 from ..errors import ExportError
 from .hyperneat import Phenotype, phenotype
 from .onnx_export import ACTIVATIONS, BATCH, _check_layout, _Graph, _policy_outputs, policy_model

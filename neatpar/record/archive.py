@@ -10,7 +10,7 @@ import os
 from ..errors import ConfigError
 from ..search.archive_files import FORMAT, archive_json, archive_png
 from ..search.map_elites import EliteArchive
-from ..types.genome_file import genome_from_dict, genome_to_dict
+from ..genome_file import genome_from_dict, genome_to_dict
 from .atomic import write_atomic
 
 ARCHIVE_FILE = "archive.json"

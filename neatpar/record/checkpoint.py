@@ -24,7 +24,7 @@ import neat
 from ..config.run_settings import RunSettings
 from ..errors import ConfigError
 from ..parallel.serialize import dumps
-from ..types.run_state import RunState
+from ..run_state import RunState
 from .atomic import write_atomic
 from .stats_row import StatsRow
 

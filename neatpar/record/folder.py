@@ -21,7 +21,7 @@ from ..config.run_settings import RunSettings
 from ..errors import ConfigError, FolderTaken
 from ..nn.substrate import Substrate
 from ..nn.substrate_file import read_substrate, write_substrate
-from ..types.environment import Layout, Sensor
+from ..environment import Layout, Sensor
 from .atomic import write_atomic
 from .checkpoint import checkpoint_path
 from .genomes import save_genome_json, save_genome_pickle

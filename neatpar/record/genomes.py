@@ -1,12 +1,12 @@
 """Writing single genomes to files, atomically: neatpar's JSON (recommended: loads without pickle,
 shareable) and a pickle. The format, and loading a genome back (`load_genome`), are
-types/genome_file.py's."""
+genome_file.py's."""
 from __future__ import annotations
 
 import json
 import pickle
 
-from ..types.genome_file import genome_to_dict, load_genome  # noqa: F401 - load_genome: its documented place
+from ..genome_file import genome_to_dict, load_genome  # noqa: F401 - load_genome: its documented place
 from .atomic import write_atomic
 
 

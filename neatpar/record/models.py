@@ -12,7 +12,7 @@ import onnx
 from ..config.settings import Settings
 from ..errors import ConfigError
 from ..nn.networks import engine
-from ..types.environment import Layout
+from ..environment import Layout
 from .atomic import check_output_file, write_atomic
 
 MODEL_SUFFIX = ".onnx"   # what Unity imports as a model: it goes by the file's name

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from ..search.records import SearchStats
-from ..types.stats import GenerationStats, LeagueValues
+from ..generation_stats import GenerationStats, LeagueValues
 
 STATS_FIELDS = ("generation", "best_fitness", "mean_fitness", "stdev_fitness", "species", "episodes",
                 "scored_steps", "scored_steps_per_s", "agent_steps", "seconds",

@@ -196,7 +196,7 @@ def xor_record(impl: es.Implementation, run: XorRun = XOR) -> dict[str, Any]:
 
 def genome_record(genome, config) -> dict[str, Any]:
     """A genome as winner.json keeps it (neatpar's genome file format: every float exactly)."""
-    from neatpar.types.genome_file import genome_to_dict
+    from neatpar.genome_file import genome_to_dict
     return genome_to_dict(genome, config)
 
 

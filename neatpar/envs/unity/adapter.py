@@ -1,4 +1,4 @@
-"""A Unity game as the runner's Environment (types/environment.py), through mlagents-envs' UnityEnvironment.
+"""A Unity game as the runner's Environment (environment.py), through mlagents-envs' UnityEnvironment.
 
 The game decides when a behavior first reports (its BehaviorSpec arrives with its first agent's
 first decision request or terminal step, whenever that is) and which agents report each step
@@ -26,7 +26,7 @@ from mlagents_envs.exception import (
 )
 
 from ...errors import EnvironmentMismatch, FramesUnavailable, SimulatorError, one_line
-from ...types.environment import Aggregation, Batch, Frames, GameStat, Layout, Sensor
+from ...environment import Aggregation, Batch, Frames, GameStat, Layout, Sensor
 from .bridge import SimulatorBridge
 from .frames import NO_FRAMES
 

@@ -11,7 +11,7 @@ import pickle
 import neat
 from neat.genes import DefaultConnectionGene, DefaultNodeGene
 
-from ..errors import ConfigError
+from .errors import ConfigError
 
 FORMAT = "neatpar-genome"
 GZIP_MAGIC = b"\x1f\x8b"   # the first bytes of a gzip file, as a checkpoint is

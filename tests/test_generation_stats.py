@@ -1,12 +1,12 @@
-"""What a generation cost and saw (neatpar/types/stats.py): parts that env hosts return in any order
+"""What a generation cost and saw (neatpar/generation_stats.py): parts that env hosts return in any order
 add up to the same values, and the game's statistics are aggregated as ML-Agents' StatsReporter
 does (the runs that record them: test_cli_recorder.py)."""
 import math
 
 from hypothesis import given, settings, strategies as st
 
-from neatpar.types.environment import Aggregation, GameStat
-from neatpar.types.stats import GameStats, GenerationStats
+from neatpar.environment import Aggregation, GameStat
+from neatpar.generation_stats import GameStats, GenerationStats
 
 
 VALUES = st.floats(-1e3, 1e3, width=32)   # what a game sends: float32
