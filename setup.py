@@ -56,11 +56,21 @@ class BuildExtByCompiler(build_ext):
 
 
 class BuildPyWithHook(build_py):
-    """Also place neatpar-fastwire.pth at the top of the wheel."""
+    """Also place neatpar-fastwire.pth at the top of the wheel; and leave in the build folder no
+    module of neatpar that the sources no longer have (build/lib outlives a moved or deleted
+    module, and a wheel takes all of it)."""
 
     def run(self):
         super().run()
         self.copy_file(PTH, os.path.join(self.build_lib, PTH))
+        kept = {os.path.normpath(path) for path in self.get_outputs(include_bytecode=False)}
+        for folder, _, files in os.walk(os.path.join(self.build_lib, "neatpar"), topdown=False):
+            for name in files:
+                path = os.path.normpath(os.path.join(folder, name))
+                if name.endswith(".py") and path not in kept:
+                    os.remove(path)
+            if not os.listdir(folder):
+                os.rmdir(folder)
 
     def get_outputs(self, include_bytecode=True):
         return super().get_outputs(include_bytecode) + [os.path.join(self.build_lib, PTH)]

@@ -1,4 +1,4 @@
-"""Benchmark: time to solve the camera build (neatpar/sim/camera.py: reach a target seen only
+"""Benchmark: time to solve the camera build (neatpar_sim/camera.py: reach a target seen only
 through a 16 x 16 RGB camera), HyperNEAT (configs/camera.cfg) against direct NEAT
 (configs/camera-direct.cfg) with the same budget: the same population, episodes, agents and
 generations, over several seeds, each run a real `neatpar evolve` on the real build.
@@ -25,8 +25,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
+sys.path.append(os.path.join(ROOT, "unity_builds"))   # the simulators' package, neatpar_sim
 
-from neatpar.sim.camera import SOLVED  # noqa: E402
+from neatpar_sim.camera import SOLVED  # noqa: E402
 
 CONFIGS = {"HyperNEAT": "camera.cfg", "direct NEAT": "camera-direct.cfg"}
 

@@ -28,7 +28,9 @@ import tempfile
 import time
 
 import numpy as np
-from stock_env import ROOT
+from stock_env import BUILDS, ROOT
+
+sys.path.append(BUILDS)
 
 from neatpar.record.video import encode_gif, gif_delay
 
@@ -77,7 +79,7 @@ def run(folder: str, name: str, generations: int, interval: int | None, code: st
 
 def ball_frames(count: int = 500) -> list:
     """Frames of the ball task stepped with random actions, drawn as the build draws them."""
-    from neatpar.sim.tasks import TASKS
+    from neatpar_sim.tasks import TASKS
     rng = np.random.default_rng(5)
     task = TASKS["ball"]({"agents": 1}, rng)
     behavior = task.behaviors[0]

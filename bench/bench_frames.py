@@ -26,7 +26,9 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from realistic_genomes import realistic  # noqa: E402
-from stock_env import ROOT  # noqa: E402
+from stock_env import BUILDS, ROOT  # noqa: E402
+
+sys.path.append(BUILDS)
 
 from neatpar.processes import cpu_count  # noqa: E402
 from neatpar.envs.unity.adapter import UnityAdapter  # noqa: E402
@@ -124,7 +126,7 @@ def recording_cost(genome, config, reps: int) -> dict:
 
 def drawing_cost(name: str, frames: int = 300) -> tuple[float, list]:
     """Milliseconds to draw one frame of a task stepped with random actions, and the frames."""
-    from neatpar.sim.tasks import TASKS
+    from neatpar_sim.tasks import TASKS
     rng = np.random.default_rng(5)
     task = TASKS[name]({"agents": 1} if name == "ball" else {"agents": 1, "obs": 8, "discrete": 2}, rng)
     behavior = task.behaviors[0]

@@ -1,4 +1,4 @@
-"""Study: the deceptive maze (neatpar/sim/maze.py) solved by NEAT selected on fitness, novelty,
+"""Study: the deceptive maze (neatpar_sim/maze.py) solved by NEAT selected on fitness, novelty,
 novelty+fitness and MAP-Elites, over several seeds at the same budget of evaluations.
 
 The maze task object is driven in process (no Unity protocol): each generation's genomes are
@@ -32,10 +32,11 @@ import neatpar
 from neatpar.nn import FeedForwardPopulation
 from neatpar.search import DescriptorAccumulator, Outcome, make_search, parse_descriptor, reproduction_type
 from neatpar.search.archive_files import archive_png
-from neatpar.sim.maze import Maze
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIG = os.path.join(ROOT, "configs", "maze.cfg")
+sys.path.append(os.path.join(ROOT, "unity_builds"))   # the simulators' package, neatpar_sim
+from neatpar_sim.maze import Maze  # noqa: E402
 NAME = "Maze?team=0"
 STEPS = 400
 DESCRIPTOR = "final_observation[10:12]"

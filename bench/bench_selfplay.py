@@ -33,7 +33,9 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from stock_env import ROOT  # noqa: E402
+from stock_env import BUILDS, ROOT  # noqa: E402
+
+sys.path.append(BUILDS)
 
 from neatpar.genome_file import genome_from_dict  # noqa: E402
 from neatpar.episodes.environments import open_environment  # noqa: E402
@@ -42,7 +44,7 @@ from neatpar.episodes.runner import EpisodeRunner, Match  # noqa: E402
 from neatpar.record.checkpoint import Checkpoint  # noqa: E402
 from neatpar.config.behaviors import BehaviorRole  # noqa: E402
 from neatpar.config.files import load  # noqa: E402
-from neatpar.sim.duel import HEURISTICS  # noqa: E402
+from neatpar_sim.duel import HEURISTICS  # noqa: E402
 
 NEATPAR = os.path.join(ROOT, ".venv", "bin", "neatpar")
 MODES = {"champion": os.path.join(ROOT, "configs", "duel.cfg"), "league": os.path.join(ROOT, "configs", "duel-league.cfg")}

@@ -7,6 +7,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+BUILDS = os.path.join(ROOT, "unity_builds")   # the simulators' package, neatpar_sim, is imported from here
 STOCK = os.path.join(HERE, ".envs", "stock-%d.%d" % sys.version_info[:2])
 PACKAGES = ["mlagents-envs==0.28.0", "protobuf==3.20.3", "numpy==1.23.5; python_version < '3.12'",
             "numpy>=2,<3; python_version >= '3.12'", "grpcio==1.85.*", "neat-python==2.0.0", "setuptools<70"]

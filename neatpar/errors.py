@@ -1,6 +1,6 @@
 """Every exception neatpar raises on purpose, in one place: each names what went wrong and how
 to fix it, in one line (`one_line` makes another library's text fit). (The simulator builds in
-neatpar.sim are a separate program with their own.)"""
+neatpar_sim are a separate program with their own.)"""
 from __future__ import annotations
 
 import re

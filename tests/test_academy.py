@@ -1,5 +1,5 @@
-"""The Academy semantics of the simulator builds (neatpar/sim/academy.py), read through the probe
-build's closed form (sim/probe.py), and what a strict and a lenient build do with a masked action,
+"""The Academy semantics of the simulator builds (neatpar_sim/academy.py), read through the probe
+build's closed form (neatpar_sim/probe.py), and what a strict and a lenient build do with a masked action,
 under the real, unmodified mlagents_envs UnityEnvironment."""
 import numpy as np
 import pytest
@@ -12,8 +12,8 @@ from support.simulators import act, f32_sum, repeated, simulator, step_with, zer
 
 # ---------------------------------------------------------------- Academy semantics, through the probe build
 # What Python sees step by step from builds that follow ML-Agents' Academy, Agent and
-# DecisionRequester (neatpar/sim/academy.py); expected rewards come from the probe's closed form
-# (neatpar/sim/probe.py), computed here in float32 the way C# adds them.
+# DecisionRequester (neatpar_sim/academy.py); expected rewards come from the probe's closed form
+# (neatpar_sim/probe.py), computed here in float32 the way C# adds them.
 
 PROBE, RIVAL = "Probe?team=0", "Rival?team=1"
 
@@ -347,7 +347,7 @@ class ReferenceAgent:
 
 class ReferenceScene:
     """ML-Agents' Academy, Agent and DecisionRequester written agent by agent, as the C# package
-    does it, for the probe task: what each exchange must carry. Independent of neatpar.sim's
+    does it, for the probe task: what each exchange must carry. Independent of neatpar_sim's
     vectorized academy; ids are handed out in the simulator's documented order."""
 
     def __init__(self, counts):

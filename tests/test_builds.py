@@ -2,8 +2,9 @@
 mlagents-envs' own validate_environment_path finds, with both told the same platform (path logic
 only: the files are made here); and the shipped stand-in builds started through their launchers by
 the real UnityEnvironment: the Linux script, the macOS app bundle (mlagents-envs' macOS look-up,
-the bundle's script run here), and on Windows the neatpar-sim program with the task its .cmd names
-(run here in its Linux form, the script pip makes where it makes an .exe on Windows)."""
+the bundle's script run here), and on Windows the neatpar-sim program given the .cmd, whose task it
+runs with the simulators' package beside it (run here in its Linux form, the script pip makes where
+it makes an .exe on Windows)."""
 import os
 import stat
 import sys
@@ -13,7 +14,7 @@ import pytest
 from mlagents_envs import env_utils
 
 from neatpar.envs.unity.bridge import SimulatorBridge
-from neatpar.envs.unity.builds import Build, resolve_build, sim_program, stand_in_task
+from neatpar.envs.unity.builds import Build, resolve_build, sim_program, stand_in_arguments, stand_in_task
 from neatpar.errors import ConfigError
 from support.paths import BUILDS
 from support.processes import wait_gone
@@ -96,7 +97,7 @@ def test_every_shipped_build_has_a_launcher_for_each_platform(monkeypatch, task)
     assert found["linux"] == Build(os.path.join(BUILDS, f"{task}.x86_64"), os.path.join(BUILDS, f"{task}.x86_64"))
     assert found["darwin"] == Build(os.path.join(BUILDS, f"{task}.app", "Contents", "MacOS", task),
                                     os.path.join(BUILDS, f"{task}.app"))
-    assert found["win32"] == Build(sim_program(), sim_program(), (task,))
+    assert found["win32"] == Build(sim_program(), sim_program(), (os.path.join(BUILDS, f"{task}.cmd"),))
     assert stand_in_task(os.path.join(BUILDS, f"{task}.cmd")) == task
     bundle_script = open(found["darwin"].program).read()
     assert f'"$(dirname "$0")/../../../_launch" {task} "$@"' in bundle_script
@@ -111,6 +112,20 @@ def test_windows_starts_the_stand_in_program_by_its_exe(tmp_path, monkeypatch):
     exe = program(str(tmp_path / "Scripts" / "neatpar-sim.exe"))
     on(monkeypatch, "win32")
     assert env_utils.validate_environment_path(exe) == exe
+
+
+def test_the_stand_in_program_finds_the_launcher_among_unity_s_arguments_and_runs_its_task_first():
+    launcher = os.path.join(BUILDS, "duel.cmd")
+    argv = ["-nographics", "-batchmode", "--mlagents-port", "5005", launcher, "--agents", "3"]   # as mlagents-envs passes them
+    assert stand_in_arguments(argv) == (BUILDS, ["duel", "-nographics", "-batchmode", "--mlagents-port", "5005",
+                                                 "--agents", "3"])
+
+
+def test_the_stand_in_program_without_a_launcher_is_refused_with_the_fix():
+    with pytest.raises(ConfigError, match=r"neatpar-sim runs a stand-in build and was given none \(no NAME.cmd among "
+                                          r"\['ball', '--agents', '3'\]\): point \[neatpar\] env at unity_builds/NAME, "
+                                          r"or run unity_builds/NAME.cmd$"):
+        stand_in_arguments(["ball", "--agents", "3"])
 
 
 def test_a_cmd_that_is_no_stand_in_launcher_is_refused_with_the_fix(tmp_path, monkeypatch):
@@ -145,7 +160,7 @@ def test_the_shipped_ball_build_starts_through_its_launcher(monkeypatch, platfor
         runs = {"linux": os.path.join(BUILDS, "ball.x86_64"),
                 "darwin": os.path.join(BUILDS, "ball.app", "Contents", "MacOS", "ball"), "win32": sim_program()}
         assert launched[0] == runs[platform]
-        tail = (["ball"] if platform == "win32" else []) + ["--agents", "3"]   # after Unity's arguments
+        tail = ([os.path.join(BUILDS, "ball.cmd")] if platform == "win32" else []) + ["--agents", "3"]   # after Unity's
         assert launched[-len(tail):] == tail
     finally:
         bridge.close()

@@ -1,4 +1,4 @@
-"""The camera simulator build (neatpar/sim/camera.py) played by a real mlagents-envs
+"""The camera simulator build (neatpar_sim/camera.py) played by a real mlagents-envs
 UnityEnvironment: its sensor in each mode (RGB, grayscale, grid sensor; PNG or floats), a task
 that only the pixels can solve (a controller reading the image solves it, random moves do not),
 the same episodes from the same seed, and its options' checks."""
@@ -8,8 +8,8 @@ from mlagents_envs.base_env import ActionTuple, DimensionProperty
 
 from support.camera import steer_to_target
 from support.simulators import simulator
-from neatpar.sim.camera import NAME, SOLVED, Camera
-from neatpar.sim.spec import OptionError
+from neatpar_sim.camera import NAME, SOLVED, Camera
+from neatpar_sim.spec import OptionError
 
 T, N = DimensionProperty.TRANSLATIONAL_EQUIVARIANCE, DimensionProperty.NONE
 

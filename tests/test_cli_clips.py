@@ -17,7 +17,7 @@ from neatpar.cli.clips import ClipReporter, Clips, ClipSchedule
 from neatpar.record.video import gif_delay
 from neatpar.episodes.evaluator import EnvEvaluator
 from neatpar.episodes.recording import league_opponents, record_episode
-from neatpar.sim import render
+from neatpar_sim import render
 from support.configs import ball_cfg
 from support.duels import asymmetric_cfg, duel_cfg
 from support.runs import Run, evolve_ok, neatpar_cli, stats_table, without_timing

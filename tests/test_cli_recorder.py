@@ -3,7 +3,7 @@ TensorBoard events of the same values, the game's own statistics (its Stats side
 aggregated per generation as ML-Agents does, in process and on env hosts, the species plot, and
 the generation's progress reported while it runs.
 
-The probe build (neatpar/sim/probe.py) makes every value known in closed form: its observation is
+The probe build (neatpar_sim/probe.py) makes every value known in closed form: its observation is
 constant, so a feed-forward genome plays one action value v at every decision, and with one
 decision per academy step an episode of L decisions earns v at each of its L actions. The game
 sums them in float32 (its "Game/Return" and "Environment/Cumulative Reward"); the runner adds the
@@ -27,7 +27,7 @@ from neatpar.episodes.evaluator import UnityEvaluator  # noqa: E402
 from neatpar.record.folder import RunFolder  # noqa: E402
 from neatpar.record.plots import species_figure  # noqa: E402
 from neatpar.config.run_settings import RunSettings  # noqa: E402
-from neatpar.sim.probe import observation  # noqa: E402
+from neatpar_sim.probe import observation  # noqa: E402
 from neatpar.record.tensorboard import EventLog  # noqa: E402
 from support.configs import write_config  # noqa: E402
 from support.marks import ONE_RAY_AT_A_TIME  # noqa: E402

@@ -12,7 +12,7 @@ from mlagents_envs.communicator_objects.unity_message_pb2 import UnityMessagePro
 from mlagents_envs.exception import UnityEnvironmentException, UnityTimeOutException, UnityWorkerInUseException
 
 from neatpar.envs.unity.communicator import BASE_PORT, STATUS_CLOSE, LocalCommunicator, message_bytes
-from support.paths import BALL, ROOT
+from support.paths import BALL, BUILDS
 from support.processes import run_marked, wait_gone
 from support.simulators import free_worker_id
 
@@ -23,8 +23,8 @@ RESET = 1
 def test_a_real_game_is_driven_through_the_handshake_exchanges_and_the_closing_status(tmp_path):
     communicator = LocalCommunicator(free_worker_id(), timeout_wait=30)
     log = tmp_path / "player.log"
-    game = subprocess.Popen([sys.executable, "-m", "neatpar.sim", "ball", "--mlagents-port", str(communicator.port),
-                             "--agents", "2", "-logFile", str(log)], cwd=ROOT)
+    game = subprocess.Popen([sys.executable, "-m", "neatpar_sim", "ball", "--mlagents-port", str(communicator.port),
+                             "--agents", "2", "-logFile", str(log)], cwd=BUILDS)
 
     def alive():
         if game.poll() is not None:

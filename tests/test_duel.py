@@ -1,4 +1,4 @@
-"""The duel build (neatpar/sim/duel.py): a Pong-like match for self-play, one behavior with two
+"""The duel build (neatpar_sim/duel.py): a Pong-like match for self-play, one behavior with two
 team ids (or an asymmetric keeper), hand-written opponents inside the game, skill transitive
 enough for ELO to mean something."""
 import numpy as np
@@ -50,7 +50,7 @@ def test_a_duel_match_ends_with_the_point_margin_for_each_side():
 def duel_result(task, policies, steps: int) -> tuple[np.ndarray, np.ndarray, int]:
     """Play `task` (every area) with `policies` (team -> function of the team's view) until every
     match ended: team 0's final rewards, whether each was interrupted, and the steps it took."""
-    from neatpar.sim.duel import Duel
+    from neatpar_sim.duel import Duel
     assert isinstance(task, Duel)
     alive = np.ones(task.areas, bool)
     final, cut = np.zeros(task.areas), np.zeros(task.areas, bool)
@@ -66,7 +66,7 @@ def duel_result(task, policies, steps: int) -> tuple[np.ndarray, np.ndarray, int
 
 
 def test_duel_rallies_past_rally_steps_are_replayed_and_max_steps_interrupts():
-    from neatpar.sim.duel import Duel, idle
+    from neatpar_sim.duel import Duel, idle
     # No serve reaches a paddle within 5 steps: every rally is replayed, the match a draw of 0.
     task = Duel({"areas": 6, "points": 3, "rally_steps": 5}, np.random.default_rng(0))
     final, cut, steps = duel_result(task, (idle, idle), 100)
@@ -79,7 +79,7 @@ def test_duel_rallies_past_rally_steps_are_replayed_and_max_steps_interrupts():
 def test_the_duel_s_hand_written_opponents_climb_a_transitive_ladder():
     """Each heuristic beats the one below it from either side, and the best beats the worst almost
     always: skill in the duel is transitive enough for ELO to mean something."""
-    from neatpar.sim.duel import HEURISTICS, Duel
+    from neatpar_sim.duel import HEURISTICS, Duel
 
     def score(a, b) -> float:
         results = []

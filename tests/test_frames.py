@@ -14,8 +14,8 @@ from neatpar.envs.unity.adapter import UnityAdapter
 from neatpar.envs.unity.bridge import SimulatorBridge
 from neatpar.envs.unity.frames import FrameChannel
 from neatpar.errors import FramesUnavailable, SimulatorError
-from neatpar.sim import side_channels
-from neatpar.sim.tasks import TASKS
+from neatpar_sim import side_channels
+from neatpar_sim.tasks import TASKS
 from support.paths import BALL
 from support.simulators import free_worker_id, simulator
 

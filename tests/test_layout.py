@@ -11,24 +11,32 @@ import sys
 from support.paths import ROOT
 
 PACKAGE = os.path.join(ROOT, "neatpar")
+# The simulator builds' package, a separate program beside the builds (not in neatpar's wheel).
+SIMULATORS = os.path.join(ROOT, "unity_builds", "neatpar_sim")
+
+
+def home(path: str) -> str:
+    """The folder a module's name is relative to: the one that holds its top package."""
+    return os.path.dirname(SIMULATORS) if path.startswith(SIMULATORS + os.sep) else ROOT
 
 
 def module_name(path: str) -> str:
-    relative = os.path.relpath(path, ROOT)[:-3].replace(os.sep, ".")
+    relative = os.path.relpath(path, home(path))[:-3].replace(os.sep, ".")
     return relative[: -len(".__init__")] if relative.endswith(".__init__") else relative
 
 
 def modules() -> dict[str, str]:
-    """neatpar's modules (the simulator builds, a separate program, included) -> file path; a C
-    extension counts as a module that imports nothing."""
+    """neatpar's modules and the simulator builds' (a separate program) -> file path; a C extension
+    counts as a module that imports nothing."""
     found = {}
-    for folder, _, files in os.walk(PACKAGE):
-        for name in files:
-            path = os.path.join(folder, name)
-            if name.endswith(".py"):
-                found[module_name(path)] = path
-            elif name.endswith(".c"):
-                found[module_name(path[:-2] + ".py")] = ""
+    for top in (PACKAGE, SIMULATORS):
+        for folder, _, files in os.walk(top):
+            for name in files:
+                path = os.path.join(folder, name)
+                if name.endswith(".py"):
+                    found[module_name(path)] = path
+                elif name.endswith(".c"):
+                    found[module_name(path[:-2] + ".py")] = ""
     return found
 
 
@@ -105,8 +113,9 @@ def test_no_import_cycle():
 # The stack, bottom floor first. A module imports only modules of its own package (the names of
 # its floor it is within) and of the floors below it, function-level imports included; packages
 # that share a floor do not import each other. The top floor, the package itself, holds the public
-# names (neatpar/__init__.py, __main__.py, settings.py). The simulator builds (neatpar.sim) are a
-# separate program beside the stack: they import nothing of it, and nothing of it imports them.
+# names (neatpar/__init__.py, __main__.py, settings.py). The simulator builds (neatpar_sim, beside
+# them in unity_builds/) are a separate program: they import nothing of the stack, and nothing of it
+# imports them.
 STACK = (
     ("neatpar.errors", "neatpar.version",    # every exception neatpar raises; its version
      "neatpar.processes"),                   # the system's processes, CPUs and signals, on every platform
@@ -125,7 +134,7 @@ STACK = (
     ("neatpar.cli",),         # the neatpar command
     ("neatpar",),             # the package's public names
 )
-SEPARATE = "neatpar.sim"
+SEPARATE = "neatpar_sim"
 PUBLIC = ("neatpar", "neatpar.__main__", "neatpar.settings")   # the top floor's modules
 
 
@@ -241,14 +250,15 @@ def mirror_names(path: str, shared: set[str]) -> list[str]:
 
 def test_each_module_with_logic_has_its_own_test_module_that_names_it():
     """The tests mirror the code: a test module per module with logic, whose docstring names the
-    module's file (`cli/evolve.py`), so that a reader finds one from the other."""
+    module's file (`cli/evolve.py`; a simulator module's as `neatpar_sim/player.py`), so that a
+    reader finds one from the other."""
     found = {name: path for name, path in modules().items()
              if path and not path.endswith(("__init__.py", "__main__.py")) and has_logic(path)}
     names = [os.path.basename(path)[:-3].lstrip("_") for path in found.values()]
     shared = {name for name in names if names.count(name) > 1}
     wrong = []
     for name, path in sorted(found.items()):
-        relative = os.path.relpath(path, PACKAGE)
+        relative = os.path.relpath(path, PACKAGE if within(name, "neatpar") else home(path))
         candidates = [c for c in mirror_names(path, shared) if os.path.exists(os.path.join(TESTS, c))]
         if not candidates:
             wrong.append(f"{relative}: no {' or '.join(mirror_names(path, shared))}")

@@ -1,4 +1,4 @@
-"""Tests of the deceptive maze (neatpar/sim/maze.py): range finders, radar and position as
+"""Tests of the deceptive maze (neatpar_sim/maze.py): range finders, radar and position as
 observations, walls that stop the robot, the reward only at the episode's end (closeness to the
 goal, 1 for reaching it), the deception (the reward's dead end under the goal beats every point of
 the way on), repeatable episodes, and the build played by a real UnityEnvironment."""
@@ -7,9 +7,9 @@ import math
 import numpy as np
 from mlagents_envs.base_env import ActionTuple
 
-from neatpar.sim import maze
-from neatpar.sim.maze import GOAL, RADIUS, START, Maze, closeness, wall_distance
-from neatpar.sim.tasks import TASKS
+from neatpar_sim import maze
+from neatpar_sim.maze import GOAL, RADIUS, START, Maze, closeness, wall_distance
+from neatpar_sim.tasks import TASKS
 from support.simulators import simulator
 
 NAME = "Maze?team=0"

@@ -250,7 +250,7 @@ def test_a_solution_of_the_camera_build_plays_the_kernels_returns_in_onnxruntime
     """A CPPN of configs/camera.cfg's search space that solves the task (support/camera.py's two
     tanh nodes) on its substrate: the model plays every agent's episode to the kernel's return,
     and those returns solve it."""
-    from neatpar.sim.camera import SOLVED
+    from neatpar_sim.camera import SOLVED
     from support.camera import two_node_cppn
     substrate = camera_substrate()
     config = cppn_config(tmp_path, substrate, activation_default="tanh", activation_options="tanh identity")
@@ -264,7 +264,7 @@ def test_an_evolved_camera_winner_plays_the_kernels_returns_in_onnxruntime():
     --seed 4` (48 generations): its model plays every agent's episode to the kernel's return, and
     those solve the task."""
     import os
-    from neatpar.sim.camera import SOLVED
+    from neatpar_sim.camera import SOLVED
     from neatpar.genome_file import load_genome
     from support.paths import CONFIGS
     config = neat.Config(neat.DefaultGenome, neat.DefaultReproduction, neat.DefaultSpeciesSet, neat.DefaultStagnation,

@@ -18,7 +18,7 @@ from typing import NamedTuple
 import pytest
 
 from support.configs import ball_cfg
-from support.paths import BALL, ROOT
+from support.paths import BALL, BUILDS, ROOT
 from support.simulators import free_worker_id
 
 # One after another in one pytest-xdist process: the sdist and the wheel are built from this
@@ -78,6 +78,7 @@ def test_sdist_wheel_installs_without_extras_and_evolves_with_the_fast_wire(tmp_
     assert any(n.endswith("/neatpar-fastwire.pth") for n in names)
     top = {"neatpar-fastwire.pth", "_neatpar_fastwire_hook.py", "_neatpar_command.py"}  # beside the package
     assert top <= set(zipfile.ZipFile(wheel).namelist())
+    assert not [n for n in zipfile.ZipFile(wheel).namelist() if "sim/" in n or n.startswith("unity_builds")]  # beside it
     python = fresh_venv(str(tmp_path / "env"))
     run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check", wheel])
     site = run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip()
@@ -120,11 +121,12 @@ def test_installed_wheel_arms_the_hook_in_a_fresh_environment(installed, tmp_pat
     check_fast_wire(python, tmp_path, installed.home)
     launched = run([python, "-c", LAUNCHED_WITH.format(build=BALL, worker_id=free_worker_id())], cwd=tmp_path)
     args, executable, preset = json.loads(launched.stdout)
-    assert (args[:2], args[3:], executable, preset) == ([python, "-c"], ["ball"], python, False), launched.stderr
-    assert "neatpar.sim" in args[2]
+    assert (args[:2], args[3:], executable, preset) == ([python, "-c"], [BUILDS, "ball"], python, False), launched.stderr
+    assert "neatpar_sim" in args[2]
 
 
-# A build's simulator process as a plain UnityEnvironment launches it: its command line, the
+# A build's simulator process as a plain UnityEnvironment launches it: its command line (the
+# launcher's code, then the simulators' folder it puts on sys.path, then the task), the
 # launching interpreter, and whether NEATPAR_PYTHON was set.
 LAUNCHED_WITH = (
     "import json, os, sys\n"

@@ -1,4 +1,4 @@
-"""Tests of sim/player.py, the game side of the ML-Agents protocol that the simulator builds run
+"""Tests of neatpar_sim/player.py, the game side of the ML-Agents protocol that the simulator builds run
 (started by their launcher, unity_builds/_launch): its handshake and exchanges, side channels,
 seed, arguments and usage errors, exit statuses and the process's lifetime, driven by the real,
 unmodified mlagents_envs UnityEnvironment exactly as it drives a Unity player, and its parts
@@ -27,9 +27,9 @@ from mlagents_envs.side_channel.side_channel_manager import SideChannelManager
 from mlagents_envs.side_channel.stats_side_channel import StatsSideChannel
 
 from neatpar.errors import SimulatorError
-from neatpar.sim import player
-from neatpar.sim.spec import OptionError
-from neatpar.sim.tasks import TASKS
+from neatpar_sim import player
+from neatpar_sim.spec import OptionError
+from neatpar_sim.tasks import TASKS
 from support.paths import BUILDS, ROOT
 from support.processes import pid_alive, wait_gone, wait_until
 from support.simulators import free_worker_id, simulator, step_with, zeros_continuous
@@ -196,18 +196,6 @@ def command_lines(draw):
 def test_any_order_of_options_and_unity_flags_reads_the_same(case):
     argv, expected = case
     assert player.parse_args(argv) == expected
-
-
-@pytest.mark.parametrize("argv, first", [
-    (["-nographics", "-batchmode", "--mlagents-port", "5005", "ball", "--agents", "3"],
-     ["ball", "-nographics", "-batchmode", "--mlagents-port", "5005", "--agents", "3"]),   # as mlagents-envs passes them
-    (["-logFile", "ball", "--max-step", "teams", "teams", "--areas", "2"],                   # values naming a task stay
-     ["teams", "-logFile", "ball", "--max-step", "teams", "--areas", "2"]),
-    (["probe", "--agents", "2"], ["probe", "--agents", "2"]),
-    (["--mlagents-port", "5005"], ["--mlagents-port", "5005"]),                              # no task: a usage error next
-])
-def test_the_neatpar_sim_program_takes_the_task_anywhere_among_its_arguments(argv, first):
-    assert player.task_first(argv) == first
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -1,4 +1,4 @@
-"""Tests of sim/probe.py, the probe task whose every return is known in closed form: its behaviors,
+"""Tests of neatpar_sim/probe.py, the probe task whose every return is known in closed form: its behaviors,
 observations, masks and rewards under the real UnityEnvironment, and the task itself called as the
 academy calls it (option checks, executed values, coupling, episode ends and lifetimes), against a
 reference written row by row."""
@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from mlagents_envs.base_env import ActionTuple
 
-from neatpar.sim.probe import NAMES, OBSERVATION_PATTERN, Probe, observation
-from neatpar.sim.spec import OptionError
+from neatpar_sim.probe import NAMES, OBSERVATION_PATTERN, Probe, observation
+from neatpar_sim.spec import OptionError
 from support.simulators import act, simulator
 
 PROBE, RIVAL = NAMES
@@ -156,7 +156,7 @@ def test_each_step_s_rewards_episode_ends_and_destroyed_agents_match_a_row_by_ro
 # ---------------------------------------------------------------- the probe build under UnityEnvironment
 
 def test_probe_specs_constant_observations_masks_and_discrete_rewards():
-    from neatpar.sim.probe import observation
+    from neatpar_sim.probe import observation
     args = ["--behaviors", "2", "--agents", "3,2", "--obs", "4,6", "--discrete", "0,5", "--mask-first", "0,2"]
     with simulator("probe", args=args) as env:
         env.reset()

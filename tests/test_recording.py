@@ -15,8 +15,8 @@ from neatpar.errors import FramesUnavailable
 from neatpar.record.video import gif_delay, write_video
 from neatpar.episodes.evaluator import EnvEvaluator
 from neatpar.episodes.recording import EpisodeRecorder, league_opponents, record_episode
-from neatpar.sim import render
-from neatpar.sim.duel import Duel
+from neatpar_sim import render
+from neatpar_sim.duel import Duel
 from support.configs import ball_cfg, hover_cfg, make_config, write_config
 from support.duels import duel_cfg
 from support.paths import BUILDS

@@ -1,4 +1,4 @@
-"""The builds' frames (neatpar/sim/render.py, and each task's Task.render): the canvas's shapes are
+"""The builds' frames (neatpar_sim/render.py, and each task's Task.render): the canvas's shapes are
 exactly the pixels their definitions name, on many inputs, against a pixel-by-pixel reading of
 the definition; and each task's frame draws what its state says (the ball where it is on the
 platform, paddles, players, the drone, the probe's counts), for every agent chosen."""
@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neatpar.sim import render
-from neatpar.sim.spec import Task, renders
-from neatpar.sim.tasks import TASKS
+from neatpar_sim import render
+from neatpar_sim.spec import Task, renders
+from neatpar_sim.tasks import TASKS
 
 SMALL = 32
 coordinate = st.floats(-8.0, SMALL + 8.0, allow_nan=False)

@@ -175,7 +175,7 @@ def test_every_kind_of_network_plays_from_a_camera(tmp_path, network):
 
 # ---------------------------------------------------------------- real-game behaviours, exact returns
 #
-# The probe build (neatpar/sim/probe.py) shows each way a real Unity game behaves and makes every
+# The probe build (neatpar_sim/probe.py) shows each way a real Unity game behaves and makes every
 # return known in closed form: the observation is constant, and each execution of an action adds
 # its value to the agent's reward (accumulated in float32, as C#'s float m_Reward). A feed-forward
 # genome therefore plays the value v = its clipped output on that observation at every decision,
@@ -202,7 +202,7 @@ CTRNN_GENES = dict(time_constant_init_mean=0.3, time_constant_init_stdev=0.2, ti
 
 
 def observation():
-    from neatpar.sim.probe import observation as probe_observation
+    from neatpar_sim.probe import observation as probe_observation
     return probe_observation(4).astype(np.float64)
 
 

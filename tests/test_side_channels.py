@@ -1,4 +1,4 @@
-"""Tests of sim/side_channels.py, the side channels as the simulator builds speak them: the records
+"""Tests of neatpar_sim/side_channels.py, the side channels as the simulator builds speak them: the records
 mlagents-envs' own channels write are split and read back as they were set, and the Stats records
 the builds write are read by mlagents-envs' own StatsSideChannel as Unity's StatsRecorder sends them."""
 import uuid
@@ -13,7 +13,7 @@ from mlagents_envs.side_channel.raw_bytes_channel import RawBytesChannel
 from mlagents_envs.side_channel.side_channel_manager import SideChannelManager
 from mlagents_envs.side_channel.stats_side_channel import StatsAggregationMethod, StatsSideChannel
 
-from neatpar.sim import side_channels
+from neatpar_sim import side_channels
 
 keys = st.text(st.characters(max_codepoint=127), max_size=40)  # mlagents-envs writes strings as ASCII
 float32s = st.floats(width=32, allow_nan=False)

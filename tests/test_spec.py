@@ -1,4 +1,4 @@
-"""Tests of sim/spec.py, what a simulator task declares and how its options are checked: single and
+"""Tests of neatpar_sim/spec.py, what a simulator task declares and how its options are checked: single and
 per-behavior integer options (one value, a comma-separated list, `option.INDEX` from the side
 channel), the names no task takes, and the defaults a task inherits."""
 import numpy as np
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from neatpar.sim.spec import Behavior, OptionError, StepResult, Task, integer, per_behavior, unknown_options
+from neatpar_sim.spec import Behavior, OptionError, StepResult, Task, integer, per_behavior, unknown_options
 
 NAMES = ("Probe?team=0", "Rival?team=1", "Third?team=2")
 

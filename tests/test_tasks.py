@@ -1,4 +1,4 @@
-"""The tasks of the simulator builds (neatpar/sim/tasks.py), under the real UnityEnvironment: the
+"""The tasks of the simulator builds (neatpar_sim/tasks.py), under the real UnityEnvironment: the
 hover build, and the ball and teams builds' specs, masks, groups, episode ends and rewards."""
 import numpy as np
 from mlagents_envs.base_env import ActionTuple

@@ -101,7 +101,7 @@ def sims_on(port_marker: str) -> list[int]:
             cmd = open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode()
         except OSError:
             continue
-        if "neatpar.sim" in cmd and port_marker in cmd:
+        if "neatpar_sim" in cmd and port_marker in cmd:
             found.append(int(pid))
     return found
 

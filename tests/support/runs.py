@@ -107,7 +107,7 @@ class Run:
         return [p for p in processes_marked(f"NEATPAR_TEST_MARK={self.mark}") if p != self.proc.pid]
 
     def simulators(self):
-        return [p for p in self.family() if "neatpar.sim" in cmdline(p)]
+        return [p for p in self.family() if "neatpar_sim" in cmdline(p)]
 
     def workers(self):
         return [p for p in self.family() if "spawn_main" in cmdline(p)]

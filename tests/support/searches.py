@@ -6,7 +6,7 @@ import re
 import numpy as np
 
 from neatpar.nn import FeedForwardPopulation
-from neatpar.sim.maze import Maze
+from neatpar_sim.maze import Maze
 from .paths import BUILDS, ROOT
 
 NAME = "Maze?team=0"

@@ -153,7 +153,7 @@ class Display:
 
 
 def is_stand_in(game_name: str) -> bool:
-    """Whether a game is one of neatpar's stand-in builds (neatpar.sim), by the name it gives
+    """Whether a game is one of neatpar's stand-in builds (neatpar_sim), by the name it gives
     itself in its first message (`neatpar-sim-TASK`; a Unity player's Academy gives its own)."""
     return game_name.startswith(f"{SIM_PROGRAM}-")
 

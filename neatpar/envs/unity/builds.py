@@ -9,15 +9,18 @@ neatpar's stand-in builds (unity_builds/) ship a launcher for each platform: the
 `NAME.x86_64` on Linux and one inside `NAME.app` on macOS, which mlagents-envs starts as it starts a
 player; on Windows, where mlagents-envs starts only `.exe` files (a batch file is none, and a script
 cannot pass for one), the batch file `NAME.cmd` names the task, and mlagents-envs is given the
-`neatpar-sim` program that pip installs with neatpar as an `.exe`, with the task as its first
-argument after Unity's. That `.exe` (pip's script launcher) runs Python in a job object that ends
-with it and exits with Python's status, so killing it kills the game, as killing a player does.
+`neatpar-sim` program that pip installs with neatpar as an `.exe`, with that batch file as its
+first argument after Unity's. The program (`stand_in_program`) runs the simulators' package beside
+the batch file (unity_builds/neatpar_sim, which is no part of neatpar) for that task, as
+`_launch.cmd` does. That `.exe` (pip's script launcher) runs Python in a job object that ends with
+it and exits with Python's status, so killing it kills the game, as killing a player does.
 """
 from __future__ import annotations
 
 import glob
 import os
 import re
+import runpy
 import sys
 import sysconfig
 from typing import NamedTuple
@@ -86,7 +89,8 @@ def _windows(path: str, base: str) -> Build:
         if program is None:
             raise ConfigError(f"simulator build {base}.cmd is a stand-in build, which runs as the {SIM_PROGRAM} "
                               f"program, and this Python has none: install neatpar in it (pip install -e .)")
-        return Build(program, program, (stand_in_task(base + ".cmd"),))
+        stand_in_task(base + ".cmd")   # refused here, with the fix, if it is no stand-in's launcher
+        return Build(program, program, (os.path.abspath(base + ".cmd"),))
     raise _not_found(path, f"{base}.exe, a player in {base}{os.sep} and the stand-in {base}.cmd")
 
 
@@ -98,6 +102,31 @@ def stand_in_task(launcher: str) -> str:
         raise ConfigError(f"simulator build {launcher} is not one of neatpar's stand-in builds (it has no line "
                           f'call "%~dp0_launch.cmd" TASK %*): on Windows, point [neatpar] env at a player NAME.exe')
     return found.group(1)
+
+
+def stand_in_arguments(argv: list[str]) -> tuple[str, list[str]]:
+    """The folder of the stand-in launcher NAME.cmd among a neatpar-sim program's arguments, and the
+    simulator's arguments: its task first, then the others (mlagents-envs passes Unity's arguments
+    first and the build's own, the launcher among them, after them)."""
+    for index, arg in enumerate(argv):
+        if arg.lower().endswith(".cmd") and os.path.isfile(arg):
+            return os.path.dirname(os.path.abspath(arg)), [stand_in_task(arg)] + argv[:index] + argv[index + 1:]
+    raise ConfigError(f"{SIM_PROGRAM} runs a stand-in build and was given none (no NAME.cmd among {argv}): "
+                      f"point [neatpar] env at unity_builds/NAME, or run unity_builds/NAME.cmd")
+
+
+def stand_in_program() -> int:
+    """The `neatpar-sim` program: runs the simulators' package beside the NAME.cmd it is given, for
+    that launcher's task, as `python -m neatpar_sim TASK ARGS` does (unity_builds/_launch.cmd)."""
+    try:
+        folder, argv = stand_in_arguments(sys.argv[1:])
+    except ConfigError as error:
+        sys.stderr.write(f"{SIM_PROGRAM}: {error}\n")
+        return 2
+    sys.path.insert(0, folder)
+    sys.argv[1:] = argv
+    runpy.run_module("neatpar_sim", run_name="__main__", alter_sys=True)
+    return 0
 
 
 def sim_program() -> str | None:

@@ -9,8 +9,8 @@ that carries an info of it. Actions are applied by position, in the order of the
 output's decision requests. A non-200 status or any gRPC error ends the player: that is also how
 an orphaned player notices that Python is gone.
 
-Started as `python -m neatpar.sim TASK ARGS` (the launchers in unity_builds/ do that) or as the
-`neatpar-sim` program, which takes the task anywhere among its arguments (`program`). Accepts the
+Started as `python -m neatpar_sim TASK ARGS` does (the launchers in unity_builds/ do that; on
+Windows, neatpar's `neatpar-sim` program runs it for the task a NAME.cmd names). Accepts the
 arguments Unity players get (`--mlagents-port`, `-logFile PATH`, `-nographics`,
 `-batchmode`; other Unity flags, which start with one dash, are ignored with their value) plus task
 and academy options (`--agents 4`, `--decision-period 5`, `--spawn-after 0,3`: a comma-separated
@@ -443,24 +443,6 @@ def serve(settings: Settings, log: Log) -> int:
         return 0
     finally:
         channel.close()
-
-
-def task_first(argv: list[str]) -> list[str]:
-    """The arguments with the task moved to the front: the first argument that names a task and is
-    not the value of a flag before it (mlagents-envs gives a program Unity's arguments first and
-    the build's own, the task among them, after them)."""
-    takes_value = {"--mlagents-port", "-logFile", "-logfile", *_FLAGS}
-    for index, arg in enumerate(argv):
-        if arg in TASKS and (index == 0 or argv[index - 1] not in takes_value):
-            return [arg] + argv[:index] + argv[index + 1:]
-    return argv
-
-
-def program() -> int:
-    """The `neatpar-sim` program (installed with neatpar; an .exe that pip makes on Windows, where
-    mlagents-envs starts nothing else): `python -m neatpar.sim` with the task anywhere among the
-    arguments."""
-    return main(task_first(sys.argv[1:]))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,6 +1,0 @@
-"""Entry point of the simulator builds: python -m neatpar.sim TASK [Unity-style arguments]."""
-import sys
-
-from .player import main
-
-sys.exit(main())
