@@ -1,4 +1,5 @@
-"""The `neatpar` command: neatpar.cli's main, with Ctrl+C (and SIGTERM, a closed terminal's SIGHUP,
+"""The `neatpar` command, the one way it starts (the console script, and `python -m neatpar`
+through neatpar/__main__.py): neatpar.cli's main, with Ctrl+C (and SIGTERM, a closed terminal's SIGHUP,
 and Windows' SIGBREAK) held back while Python imports neatpar, so that they end the command quietly
 with exit status 130 (143, 129) as at every later moment of a run. Raised inside the initialization of a C extension (numpy's, for
 one), a KeyboardInterrupt turns into an ImportError, is lost, or crashes the interpreter. The

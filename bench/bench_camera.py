@@ -33,7 +33,7 @@ CONFIGS = {"HyperNEAT": "camera.cfg", "direct NEAT": "camera-direct.cfg"}
 
 
 def neatpar(*args: str) -> str:
-    result = subprocess.run([sys.executable, "-m", "neatpar.cli", *args], capture_output=True, text=True, cwd=ROOT)
+    result = subprocess.run([sys.executable, "-m", "neatpar", *args], capture_output=True, text=True, cwd=ROOT)
     if result.returncode != 0:
         raise SystemExit(f"neatpar {' '.join(args)} failed: {result.stderr.strip()}")
     return result.stdout

@@ -66,7 +66,7 @@ def run(folder: str, name: str, generations: int, interval: int | None, code: st
     if code is not None:
         env["PYTHONPATH"] = code
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "neatpar.cli", "evolve", "--config", config, "--out", out, "--quiet"],
+    done = subprocess.run([sys.executable, "-m", "neatpar", "evolve", "--config", config, "--out", out, "--quiet"],
                           capture_output=True, text=True, cwd=folder, env=env)
     wall = time.perf_counter() - started
     if done.returncode != 0:

@@ -16,12 +16,13 @@ from .simulators import free_worker_id
 
 
 # The command a user types (it holds Ctrl+C back while Python imports neatpar; `python -m
-# neatpar.cli` cannot, so a signal in its first seconds may be lost in a C extension's start-up).
+# neatpar`, the same entry, only once the package itself is imported, so a signal in its first
+# moments may be lost in a C extension's start-up).
 NEATPAR_COMMAND = os.path.join(os.path.dirname(sys.executable), "neatpar")
 
 
-def neatpar_cli(*args, timeout=300, module="neatpar.cli"):
-    """`python -m neatpar.cli ARGS` (or another module), run to its end; its CompletedProcess."""
+def neatpar_cli(*args, timeout=300, module="neatpar"):
+    """`python -m neatpar ARGS` (or another module), run to its end; its CompletedProcess."""
     return subprocess.run([*python_module(module), *args], capture_output=True, text=True,
                           cwd=ROOT, timeout=timeout)
 
@@ -77,7 +78,7 @@ class Run:
         self.mark = f"{os.getpid()}-{time.monotonic_ns()}"
         env = {**os.environ, "NEATPAR_TEST_MARK": self.mark}
         args = ["--config", config, "--out", str(out), *extra] if config is not None else [*extra]
-        self.proc = subprocess.Popen([*(command or python_module("neatpar.cli")), "evolve", *args],
+        self.proc = subprocess.Popen([*(command or python_module("neatpar")), "evolve", *args],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
         self.lines: list[str] = []
         self.segments: set[str] = set()
@@ -211,7 +212,7 @@ def on_terminal(*args, timeout=300) -> str:
     import termios
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))
-    proc = subprocess.Popen([*python_module("neatpar.cli"), *args], stdin=slave, stdout=slave, stderr=slave,
+    proc = subprocess.Popen([*python_module("neatpar"), *args], stdin=slave, stdout=slave, stderr=slave,
                             cwd=ROOT)
     os.close(slave)
     received, deadline = b"", time.monotonic() + timeout
