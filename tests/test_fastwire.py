@@ -13,7 +13,7 @@ from mlagents_envs.base_env import ActionTuple
 import neatpar
 from neatpar.envs.unity import fastwire
 from support.messages import as_plain
-from support.paths import ROOT
+from support.paths import BUILDS, ROOT
 from support.processes import python_code
 from support.simulators import simulator
 
@@ -108,6 +108,16 @@ SUBPROCESS_CHECK = (
 def test_fresh_interpreter_importing_mlagents_first():
     result = subprocess.run(python_code(SUBPROCESS_CHECK), capture_output=True, text=True,
                             cwd=ROOT, timeout=120)
+    assert result.stdout.split() == ["True", "upb"], result.stderr
+
+
+def test_the_simulators_have_the_fast_wire():
+    """The simulator builds, a separate program beside neatpar that imports none of it, get the
+    fast wire from the hook as every interpreter of the environment does."""
+    script = (f"import sys\nsys.path.insert(0, {BUILDS!r})\nimport neatpar_sim.player\n"
+              "from mlagents_envs.communicator_objects.unity_message_pb2 import UnityMessageProto\n"
+              "from neatpar.envs.unity import fastwire\nprint(fastwire.in_effect(), fastwire.backend())\n")
+    result = subprocess.run(python_code(script), capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert result.stdout.split() == ["True", "upb"], result.stderr
 
 
