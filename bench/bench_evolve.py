@@ -27,8 +27,8 @@ from realistic_genomes import realistic, write_config  # noqa: E402
 from stock_env import ROOT, stock_env, stock_python  # noqa: E402
 
 from neatpar.config.behaviors import BehaviorRole  # noqa: E402
-from neatpar.config.settings import Settings  # noqa: E402
-from neatpar.episodes.evaluator import UnityEvaluator  # noqa: E402
+from neatpar.config.settings_model import Settings  # noqa: E402
+from neatpar.episodes.env_evaluator import UnityEvaluator  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 

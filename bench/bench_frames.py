@@ -33,7 +33,7 @@ sys.path.append(BUILDS)
 from neatpar.processes import cpu_count  # noqa: E402
 from neatpar.envs.unity.adapter import UnityAdapter  # noqa: E402
 from neatpar.envs.unity.bridge import SimulatorBridge  # noqa: E402
-from neatpar.episodes.evaluator import EnvEvaluator  # noqa: E402
+from neatpar.episodes.env_evaluator import EnvEvaluator  # noqa: E402
 from neatpar.episodes.runner import EpisodeRunner  # noqa: E402
 from neatpar.settings import Settings  # noqa: E402
 

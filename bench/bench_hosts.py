@@ -24,9 +24,9 @@ from realistic_genomes import realistic  # noqa: E402
 from stock_env import ROOT  # noqa: E402
 
 from neatpar.processes import cpu_count  # noqa: E402
-from neatpar.episodes.evaluator import UnityEvaluator  # noqa: E402
+from neatpar.episodes.env_evaluator import UnityEvaluator  # noqa: E402
 from neatpar.config.behaviors import BehaviorRole  # noqa: E402
-from neatpar.config.settings import Settings  # noqa: E402
+from neatpar.config.settings_model import Settings  # noqa: E402
 
 GENERATIONS = 3
 

@@ -70,7 +70,7 @@ from realistic_genomes import load_config, realistic, write_config  # noqa: E402
 
 from neatpar import EnvEvaluator  # noqa: E402
 from neatpar.config.behaviors import BehaviorRole  # noqa: E402
-from neatpar.config.settings import Settings  # noqa: E402
+from neatpar.config.settings_model import Settings  # noqa: E402
 from neatpar.nn import FeedForwardPopulation  # noqa: E402
 from neatpar.processes import cpu_count  # noqa: E402
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from neatpar.search.knn import novelty
 from neatpar.search.novelty import NoveltySearch
-from neatpar.search.records import Outcome
+from neatpar.search.results import Outcome
 
 K = 15
 

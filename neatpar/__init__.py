@@ -18,10 +18,10 @@ from .errors import (
     WorkerStartError,
 )
 from .config.files import NeatStepClasses as _NeatStepClasses, declare_neat_step as _declare_neat_step
-from .config.settings import Settings
+from .config.settings_model import Settings
 from .envs import live_handles as _live_handles
 from .evolution import Genome, Reproduction, SpeciesSet
-from .parallel.evaluator import ParallelEvaluator
+from .parallel.parallel_evaluator import ParallelEvaluator
 from .parallel.pool import Pool
 from .version import __version__
 
@@ -32,8 +32,8 @@ _declare_neat_step("neatpar", _NeatStepClasses(Genome, Reproduction, SpeciesSet)
 def __getattr__(name):
     # The evaluator pulls in the runner, env hosts and Ray's glue: imported only when asked for.
     if name in ("EnvEvaluator", "UnityEvaluator"):
-        from .episodes import evaluator
-        return getattr(evaluator, name)
+        from .episodes import env_evaluator
+        return getattr(env_evaluator, name)
     if name in ("SearchEvaluator", "MapElitesReproduction"):   # searches: numpy and the C k-NN, on first use
         from . import search
         return getattr(search, name)

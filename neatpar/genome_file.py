@@ -1,7 +1,7 @@
 """The genome file format: one genome as neatpar's JSON (recommended: loads without pickle,
 shareable) or as a pickle (loaded only from files the user names explicitly: unpickling runs
 code), and the check that a loaded genome fits a neat config. record/genomes.py writes the files;
-the behaviors a saved genome plays (episodes/evaluator.py) and `neatpar play`/`export` read them."""
+the behaviors a saved genome plays (episodes/env_evaluator.py) and `neatpar play`/`export` read them."""
 from __future__ import annotations
 
 import json

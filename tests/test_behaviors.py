@@ -7,7 +7,7 @@ import pytest
 
 from neatpar.config.behaviors import BehaviorRole, Role, behavior_files, behavior_roles
 from neatpar.config.readers import Source, Where
-from neatpar.config.settings import Settings
+from neatpar.config.settings_model import Settings
 from neatpar.errors import ConfigError
 
 BUILD = "/builds/duel"

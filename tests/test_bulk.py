@@ -48,7 +48,7 @@ from support.simulators import free_worker_id
 from neatpar import settings as settings_module
 from neatpar.envs.unity import bulk
 from neatpar.envs.unity.bridge import SimulatorBridge
-from neatpar.episodes.evaluator import UnityEvaluator
+from neatpar.episodes.env_evaluator import UnityEvaluator
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
 RAW_CHANNEL = uuid.UUID("a1d8f7b7-cec8-50f9-b78b-d3e165a78520")

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from support import fitness_fns
 from support.configs import load_config
 from neatpar.errors import ClearedGlobalError
-from neatpar.parallel.chunks import Outcome, Status, evaluate_chunk, outcome_of, seed_genome
+from neatpar.parallel.chunks import GenomeResult, Status, evaluate_chunk, outcome_of, seed_genome
 from neatpar.parallel.handles import ClearedGlobal
 
 
@@ -63,7 +63,7 @@ def test_no_seed_leaves_both_global_generators_as_they_were():
                  st.floats(-1e30, 1e30).map(np.float32), st.integers(-2**62, 2**62).map(np.int64)))
 def test_a_finite_real_number_is_the_fitness_as_a_float(value):
     outcome = outcome_of(value)
-    assert outcome == Outcome(Status.OK, float(value)) and type(outcome.value) is float
+    assert outcome == GenomeResult(Status.OK, float(value)) and type(outcome.value) is float
 
 
 @settings(max_examples=150, deadline=None)
@@ -71,7 +71,7 @@ def test_a_finite_real_number_is_the_fitness_as_a_float(value):
                                   None, 1j]),
                  st.text(), st.lists(st.floats()), st.dictionaries(st.text(max_size=3), st.integers())))
 def test_anything_else_is_a_bad_fitness_shown_by_its_repr_cut_at_200_characters(value):
-    assert outcome_of(value) == Outcome(Status.BAD, repr(value)[:200])
+    assert outcome_of(value) == GenomeResult(Status.BAD, repr(value)[:200])
 
 
 def test_a_chunk_yields_one_outcome_per_genome_in_order_evaluating_each_only_when_asked(population):
@@ -83,8 +83,8 @@ def test_a_chunk_yields_one_outcome_per_genome_in_order_evaluating_each_only_whe
         return float(genome.key)
     outcomes = evaluate_chunk(fitness, config, None, genomes[:6])
     assert called == []  # a generator: the worker streams each outcome as it is made
-    assert next(outcomes) == Outcome(Status.OK, float(genomes[0].key)) and called == [genomes[0].key]
-    assert list(outcomes) == [Outcome(Status.OK, float(g.key)) for g in genomes[1:6]]
+    assert next(outcomes) == GenomeResult(Status.OK, float(genomes[0].key)) and called == [genomes[0].key]
+    assert list(outcomes) == [GenomeResult(Status.OK, float(g.key)) for g in genomes[1:6]]
     assert called == [g.key for g in genomes[:6]]
 
 
@@ -112,7 +112,7 @@ def test_touching_a_cleared_global_ends_the_chunk_it_is_no_genome_s_failure(popu
             return cleared.step()
         return 1.0
     outcomes = evaluate_chunk(fitness, config, None, genomes[:5])
-    assert next(outcomes) == Outcome(Status.OK, 1.0)
+    assert next(outcomes) == GenomeResult(Status.OK, 1.0)
     with pytest.raises(ClearedGlobalError, match="global 'ENV' \\(ML-Agents environment\\) of your main module"):
         next(outcomes)
     assert called == [g.key for g in genomes[:2]]  # no genome after it was evaluated

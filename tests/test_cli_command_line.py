@@ -10,7 +10,7 @@ import pytest
 
 import neatpar
 from neatpar.cli.command_line import build_parser, main
-from neatpar.config.settings import flags
+from neatpar.config.settings_model import flags
 from support.configs import ball_cfg
 from support.processes import process_maps, wait_until
 from support.runs import NEATPAR_COMMAND, Run, neatpar_cli

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 import neatpar
 from neatpar.errors import ConfigError
-from neatpar.evolution.records import genes, read_genes
+from neatpar.evolution.gene_arrays import genes, read_genes
 from neatpar.nn.compile import (BUILTIN_ACTIVATIONS, BUILTIN_AGGREGATIONS, CUSTOM_BASE, Flat, FunctionTable, Tables,
                                 _feed_forward_structure, _recurrent_structure)
 from support.configs import ALL_ACTIVATIONS, ALL_AGGREGATIONS, evolved_genomes, make_config

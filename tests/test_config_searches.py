@@ -8,7 +8,7 @@ from neatpar import ConfigError, Settings
 from neatpar.config import searches
 from neatpar.config.files import load
 from neatpar.config.readers import Source
-from neatpar.config.settings import flags
+from neatpar.config.settings_model import flags
 from neatpar.search import SEARCHES
 from neatpar.search.novelty import ARCHIVES
 from support.paths import BUILDS

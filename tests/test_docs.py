@@ -29,7 +29,7 @@ def test_the_reference_pages_are_what_the_code_gives_now():
 
 def test_a_key_added_to_the_settings_model_makes_the_keys_page_stale(monkeypatch):
     tool = docs_tool()
-    from neatpar.config import settings
+    from neatpar.config import settings_model as settings
     grown = dataclasses.make_dataclass(
         "Settings", [("opponents", int, settings.setting(3, settings.integer(1), "opponents per genome"))],
         bases=(settings.Settings,), frozen=True)
@@ -53,7 +53,7 @@ def test_a_flag_added_to_the_parser_makes_the_command_page_stale(monkeypatch):
 
 def test_every_key_and_every_option_has_its_entry():
     from neatpar import cli
-    from neatpar.config import settings
+    from neatpar.config import settings_model as settings
     keys, commands = read(os.path.join("reference", "config.md")), read(os.path.join("reference", "cli.md"))
     for f in dataclasses.fields(settings.Settings):
         assert f"## `{f.name}` {{#{f.name}}}" in keys, f.name

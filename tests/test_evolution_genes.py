@@ -14,7 +14,7 @@ import neat
 import pytest
 from neat.genes import DefaultConnectionGene, DefaultNodeGene
 
-from neatpar.evolution.records import genes
+from neatpar.evolution.gene_arrays import genes
 from support import evolution as es
 
 NODE_ATTRIBUTES = ("key", "bias", "response", "activation", "aggregation", "time_constant")

@@ -12,7 +12,7 @@ from neat.genes import DefaultConnectionGene, DefaultNodeGene
 
 import neatpar
 from support.evolution import Implementation, Run, assert_runs_agree, genome_state, size_fitness, write_config
-from neatpar.evolution.records import gene_dicts, genes
+from neatpar.evolution.gene_arrays import gene_dicts, genes
 
 
 def population(tmp_path, classes=(neatpar.Genome, neatpar.Reproduction, neatpar.SpeciesSet), generations=3,

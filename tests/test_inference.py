@@ -10,7 +10,7 @@ import pytest
 from neatpar import settings as run_config
 from neatpar.episodes.inference import AutoInference, InProcessInference, PoolInference
 from neatpar.nn import CTRNNPopulation, FeedForwardPopulation, RecurrentPopulation
-from neatpar.episodes.evaluator import UnityEvaluator
+from neatpar.episodes.env_evaluator import UnityEvaluator
 from support.configs import ball_cfg, write_config
 from support.paths import BUILDS
 from support.processes import segments_mapped, shm_segments, wait_gone

@@ -487,7 +487,7 @@ def ctrnn_reference(genomes, config):
     """neat-python's CTRNN of each genome, built from its gene dicts (a neatpar genome keeps its
     records: the kernel reads those)."""
     from types import SimpleNamespace
-    from neatpar.evolution.records import gene_dicts
+    from neatpar.evolution.gene_arrays import gene_dicts
     return [neat.ctrnn.CTRNN.create(SimpleNamespace(nodes=gene_dicts(g)[0], connections=gene_dicts(g)[1]), config)
             for g in genomes]
 

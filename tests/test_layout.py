@@ -100,8 +100,8 @@ def find_cycle(edges: dict[str, set[str]]) -> list[str] | None:
 
 def test_the_graph_sees_function_level_and_relative_imports():
     edges = graph()
-    assert "neatpar.episodes.evaluator" in edges["neatpar"]            # inside __getattr__
-    assert "neatpar.parallel.ray_tasks" in edges["neatpar.parallel.evaluator"]  # inside a function
+    assert "neatpar.episodes.env_evaluator" in edges["neatpar"]            # inside __getattr__
+    assert "neatpar.parallel.ray_tasks" in edges["neatpar.parallel.parallel_evaluator"]  # inside a function
     assert "neatpar.errors" in edges["neatpar.envs.unity.bridge"]  # from ...errors import
 
 
@@ -190,7 +190,7 @@ def test_import_neatpar_patches_nothing():
         "before = (multiprocessing.spawn.get_preparation_data, list(threading._threading_atexits), list(sys.meta_path))\n"
         "import neatpar\n"
         "after = (multiprocessing.spawn.get_preparation_data, list(threading._threading_atexits), list(sys.meta_path))\n"
-        "print(before == after, 'neatpar.episodes.evaluator' in sys.modules, 'mlagents_envs' in sys.modules)\n"
+        "print(before == after, 'neatpar.episodes.env_evaluator' in sys.modules, 'mlagents_envs' in sys.modules)\n"
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert result.stdout.split() == ["True", "False", "False"], result.stderr
@@ -275,3 +275,51 @@ def test_every_folder_of_modules_is_a_package():
     missing = [os.path.relpath(folder, ROOT) for folder, _, files in os.walk(PACKAGE)
                if "__pycache__" not in folder and any(f.endswith(".py") for f in files) and "__init__.py" not in files]
     assert not missing, missing
+
+
+# File names two modules of neatpar may share, each with its reason: a module's file name says what
+# it holds, so one name is one concept (two modules share it only as the same concept at two layers).
+SHARED_FILE_NAMES = {
+    "__init__.py": "Python's own name for a package's module",
+    "__main__.py": "Python's own name for what `python -m package` runs",
+}
+
+# Public class names two modules of neatpar may share, each with its reason.
+SHARED_CLASS_NAMES = {
+    "DefaultReproduction": "neat-python reads a reproduction class's keys from the config section named "
+                           "after the class: evolution/reproduction.py's drop-in and search/map_elites.py's "
+                           "(MAP-Elites' children) both read the neat config's `[DefaultReproduction]`",
+}
+
+
+def package_files() -> list[str]:
+    """The paths (relative to neatpar/) of neatpar's Python modules."""
+    return sorted(os.path.relpath(os.path.join(folder, name), PACKAGE) for folder, _, files in os.walk(PACKAGE)
+                  if "__pycache__" not in folder for name in files if name.endswith(".py"))
+
+
+def shared(names: dict[str, list[str]], allowed: dict[str, str]) -> dict[str, list[str]]:
+    return {name: places for name, places in sorted(names.items()) if len(places) > 1 and name not in allowed}
+
+
+def test_no_two_modules_share_a_file_name():
+    """`evaluator.py` names one module, not one per package: a file's name says what it holds
+    (SHARED_FILE_NAMES: the names allowed twice, with the reason)."""
+    names: dict[str, list[str]] = {}
+    for path in package_files():
+        names.setdefault(os.path.basename(path), []).append(path)
+    found = shared(names, SHARED_FILE_NAMES)
+    assert not found, found
+
+
+def test_no_two_public_classes_share_a_name():
+    """A public class's name names one class of neatpar (SHARED_CLASS_NAMES: the names allowed
+    twice, with the reason); a private one (`_Name`) may repeat."""
+    names: dict[str, list[str]] = {}
+    for path in package_files():
+        tree = ast.parse(open(os.path.join(PACKAGE, path)).read(), path)
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+                names.setdefault(node.name, []).append(path)
+    found = shared(names, SHARED_CLASS_NAMES)
+    assert not found, found

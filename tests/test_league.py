@@ -10,7 +10,7 @@ import pytest
 from neatpar import settings as run_config
 from neatpar.config.readers import Source
 from neatpar.errors import ConfigError
-from neatpar.episodes.evaluator import UnityEvaluator
+from neatpar.episodes.env_evaluator import UnityEvaluator
 from neatpar.episodes.league import INITIAL_RATING, Game, League, Member, SelfPlay, expected, rate, result_of
 from neatpar.generation_stats import EpisodeEnd, LeagueValues
 from neatpar.settings import Settings

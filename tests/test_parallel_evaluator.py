@@ -1,4 +1,4 @@
-"""Tests of parallel/evaluator.py: neatpar.ParallelEvaluator, the drop-in for neat-python's, against
+"""Tests of parallel/parallel_evaluator.py: neatpar.ParallelEvaluator, the drop-in for neat-python's, against
 real neat-python genomes and real spawn workers."""
 import copy
 import os

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from support import fitness_fns
 import neatpar
 from neatpar.errors import TaskTimeout, WorkerDied
-from neatpar.parallel.chunks import Outcome, Status, evaluate_chunk
+from neatpar.parallel.chunks import GenomeResult, Status, evaluate_chunk
 from neatpar.parallel.pool_tasks import PoolTasks
 from neatpar.parallel.serialize import dumps_for_worker
 from support.processes import wait_gone
@@ -94,7 +94,7 @@ def test_a_changed_config_replaces_the_installed_one_which_workers_then_drop(gen
         assert second.key != first.key
         result = tasks.submit(second, None, chunk)
         result.get(30)
-        assert result.partial == [Outcome(Status.OK, 4.0)] * 2
+        assert result.partial == [GenomeResult(Status.OK, 4.0)] * 2
         assert all(first.key not in w.refs for w in tasks.pool._workers)
         with pytest.raises(ValueError, match="unshared"):
             tasks.submit(first, None, chunk)
@@ -137,7 +137,7 @@ def test_a_worker_that_dies_mid_chunk_names_the_genome_it_was_running(genomes, x
         assert len(pids - set(tasks.pids)) == 1 and len(tasks.pids) == 2  # the dead one was replaced
     assert info.value.position == 6
     assert len(result.partial) <= 6  # those computed since the last batch went with the worker
-    assert result.partial == [Outcome(Status.OK, float(g.key)) for g in chunk[:len(result.partial)]]
+    assert result.partial == [GenomeResult(Status.OK, float(g.key)) for g in chunk[:len(result.partial)]]
 
 
 def test_a_genome_that_hangs_past_the_timeout_is_named_and_its_worker_killed(genomes, xor_config, victim):
@@ -175,4 +175,4 @@ def test_close_leaves_no_process(genomes, xor_config):
         result.get(30)
         tasks.close()
         assert not wait_gone(pids, 2.0) and tasks.pids == []
-    assert result.partial == [Outcome(Status.OK, float(g.key)) for g in chunk]
+    assert result.partial == [GenomeResult(Status.OK, float(g.key)) for g in chunk]

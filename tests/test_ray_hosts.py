@@ -91,7 +91,7 @@ def league_generations(tmp_path, backend):
     """Two self-play generations on the duel build with two env hosts: each generation's fitnesses,
     then the league's members (genome keys, ratings) and the population's best's rating."""
     from neatpar import settings as run_config
-    from neatpar.episodes.evaluator import UnityEvaluator
+    from neatpar.episodes.env_evaluator import UnityEvaluator
     config, settings = run_config.load(duel_cfg(tmp_path, f"duel-{backend}.cfg", envs=2, backend=backend))
     pairs = list(neat.Population(config, seed=4).population.items())
     with UnityEvaluator.from_settings(settings) as evaluator:
@@ -219,7 +219,7 @@ def test_descriptors_travel_back_from_ray_actors_as_the_maze_gives_them(tmp_path
     with its part (episodes/hosts.py puts the parts together by genome), as the maze driven in process
     gives it, and fills the MAP-Elites archive."""
     import numpy as np
-    from neatpar.episodes.evaluator import EnvEvaluator
+    from neatpar.episodes.env_evaluator import EnvEvaluator
     from support.searches import maze_cfg, maze_descriptors
     config, settings = run_config.load(maze_cfg(tmp_path, pop=12, steps=20, envs=2, backend="ray"))
     pairs = list(neat.Population(config, seed=5).population.items())

@@ -13,7 +13,7 @@ import pytest
 from neatpar import settings as run_config
 from neatpar.errors import FramesUnavailable
 from neatpar.record.video import gif_delay, write_video
-from neatpar.episodes.evaluator import EnvEvaluator
+from neatpar.episodes.env_evaluator import EnvEvaluator
 from neatpar.episodes.recording import EpisodeRecorder, league_opponents, record_episode
 from neatpar_sim import render
 from neatpar_sim.duel import Duel

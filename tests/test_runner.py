@@ -9,7 +9,7 @@ import pytest
 
 from neatpar import settings as run_config
 from neatpar.record.genomes import save_genome_json
-from neatpar.episodes.evaluator import UnityEvaluator
+from neatpar.episodes.env_evaluator import UnityEvaluator
 from neatpar.episodes.runner import EpisodeRunner
 from support.configs import write_config
 from support.paths import BALL, BUILDS

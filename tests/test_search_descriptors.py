@@ -8,7 +8,7 @@ import pytest
 from neatpar.errors import ConfigError, DescriptorError, FitnessError
 from neatpar.search.descriptors import (DescriptorAccumulator, DescriptorSpec, GenomeDescriptors, descriptor_matrix,
                                         outcome_of, parse_descriptor)
-from neatpar.search.records import Outcome
+from neatpar.search.results import Outcome
 
 
 @pytest.mark.parametrize("text, spec", [

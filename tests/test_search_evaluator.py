@@ -1,4 +1,4 @@
-"""Tests of search/evaluator.py: a neat-python script's search, its fitness function returning
+"""Tests of search/search_evaluator.py: a neat-python script's search, its fitness function returning
 (fitness, descriptor): novelty in process selects on novelty and keeps the true fitness and the
 best genome; MAP-Elites through neatpar.ParallelEvaluator (real spawn workers, which hand the
 descriptors back) gives the archive the same function gives in process; a number where a

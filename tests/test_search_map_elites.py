@@ -16,7 +16,7 @@ from neatpar.errors import ConfigError
 from neatpar.parallel.serialize import dumps
 from neatpar.search.map_elites import (EliteArchive, Grid, MapElitesReproduction, MapElitesSearch, parse_bins,
                                        parse_bounds)
-from neatpar.search.records import Outcome
+from neatpar.search.results import Outcome
 from support.evolution import anchor, assert_same, genome_state, random_text, write_config
 
 

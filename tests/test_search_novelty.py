@@ -17,7 +17,7 @@ import neatpar
 from neatpar.errors import ConfigError, DescriptorError
 from neatpar.search.knn import novelty as knn_novelty
 from neatpar.search.novelty import FLOOR, LOWER, QUIET, RAISE, RAISE_ABOVE, NoveltyArchive, NoveltySearch, normalised_ranks
-from neatpar.search.records import Outcome
+from neatpar.search.results import Outcome
 from support.paths import CONFIGS
 
 

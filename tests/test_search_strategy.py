@@ -12,7 +12,7 @@ import neatpar
 from neatpar.errors import ConfigError
 from neatpar.search.map_elites import MapElitesReproduction, MapElitesSearch
 from neatpar.search.novelty import NoveltySearch
-from neatpar.search.records import Outcome
+from neatpar.search.results import Outcome
 from neatpar.search.strategy import SEARCHES, FitnessSearch, make_search, reproduction_type, restore
 
 

@@ -7,7 +7,7 @@ import os
 import pytest
 
 from neatpar.config.readers import Source, Where
-from neatpar.config.settings import Settings
+from neatpar.config.settings_model import Settings
 from neatpar.config.targets import GYM_PREFIX, EnvKind, EnvTarget, environment, gym_behavior_name
 from neatpar.errors import ConfigError
 

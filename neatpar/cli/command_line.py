@@ -11,7 +11,7 @@ import argparse
 import logging
 import sys
 
-from ..config.settings import flags
+from ..config.settings_model import flags
 from ..errors import ConfigError, NeatparError, Terminated
 from ..version import __version__
 from .evolve import evolve

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..config.files import load, population_configs
-from ..config.settings import Settings
+from ..config.settings_model import Settings
 from ..envs.gym import check_frames
 from ..errors import ConfigError, FramesUnavailable
 from ..record.archive import is_archive_file, load_elite
@@ -19,7 +19,7 @@ from ..record.models import check_model_file, choose_behavior, write_model
 from ..record.tensorboard import behavior_run
 from ..record.video import video_kind, write_video
 from ..episodes.environments import gym_setup, open_environment
-from ..episodes.evaluator import EnvEvaluator
+from ..episodes.env_evaluator import EnvEvaluator
 from ..episodes.recording import record_episode
 from ..episodes.runner import survey
 from ..environment import Layout

@@ -17,7 +17,7 @@ import neat
 
 from ..errors import ConfigError, one_line
 from .behaviors import Role
-from .settings import Settings, Source
+from .settings_model import Settings, Source
 
 
 class NeatStepClasses(NamedTuple):

@@ -19,10 +19,10 @@ import neat
 
 from ..errors import ConfigError, one_line
 from .files import load
-from .settings import Settings, Source, resumable
+from .settings_model import Settings, Source, resumable
 
 # neat-python's keys whose change leaves every generation's result as it is (when the run stops);
-# a [neatpar] key says so in its declaration (config/settings.py: `resumable`).
+# a [neatpar] key says so in its declaration (config/settings_model.py: `resumable`).
 RESUMABLE_NEAT_KEYS = ("fitness_threshold", "no_fitness_termination")
 
 

@@ -34,7 +34,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..config.settings import DEFAULT_COPIES
+from ..config.settings_model import DEFAULT_COPIES
 from ..config.targets import GYM_PREFIX, gym_behavior_name
 from ..errors import ConfigError, EnvironmentMismatch, FramesUnavailable, one_line
 from ..environment import Batch, Frames, Layout, Sensor

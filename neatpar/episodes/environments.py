@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ..config.settings import Settings
+from ..config.settings_model import Settings
 from ..envs.gym import DEFAULT_COPIES, GymEnvironment, GymSetup, check as check_gym
 from ..errors import ConfigError
 from ..environment import Environment

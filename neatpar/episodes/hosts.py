@@ -41,7 +41,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
 
-from ..config.settings import Settings
+from ..config.settings_model import Settings
 from ..errors import HostLost, NeatparError
 from ..parallel.serialize import dumps
 from ..generation_stats import GenerationStats

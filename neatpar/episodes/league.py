@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, NamedTuple, Sequence
 
 from ..config.behaviors import Role
-from ..config.settings import Settings
+from ..config.settings_model import Settings
 from ..errors import ConfigError
 from ..generation_stats import EpisodeEnd, GenerationStats, LeagueValues
 from .runner import Match, standard_match

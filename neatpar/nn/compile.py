@@ -24,7 +24,7 @@ import numpy as np
 
 from . import _kernel
 from ..errors import ConfigError
-from ..evolution.records import gene_dicts, links, node_table, read_genes
+from ..evolution.gene_arrays import gene_dicts, links, node_table, read_genes
 
 # Codes of the C kernel; the order matches the enums in _kernel.c.
 BUILTIN_ACTIVATIONS = ("sigmoid", "tanh", "sin", "gauss", "relu", "elu", "lelu", "selu", "softplus",

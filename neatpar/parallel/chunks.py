@@ -24,7 +24,7 @@ class Status(enum.Enum):
     RAISED = "raised"  # value: the traceback text
 
 
-class Outcome(NamedTuple):
+class GenomeResult(NamedTuple):
     """What evaluating one genome gave."""
     status: Status
     value: Any
@@ -38,27 +38,27 @@ def seed_genome(seed: int | None, key: int) -> None:
     np.random.seed((seed + key) % 2**32)
 
 
-def outcome_of(value: Any) -> Outcome:
+def outcome_of(value: Any) -> GenomeResult:
     """A finite number is the fitness; a pair (finite number, a sequence of numbers) is the fitness
-    and a behaviour descriptor (search/evaluator.py), handed back as (float, float64 vector)."""
+    and a behaviour descriptor (search/search_evaluator.py), handed back as (float, float64 vector)."""
     if _finite(value):
-        return Outcome(Status.OK, float(value))
+        return GenomeResult(Status.OK, float(value))
     if isinstance(value, tuple) and len(value) == 2 and _finite(value[0]) and not isinstance(value[1], (str, bytes)):
         try:
             descriptor = np.array(value[1], dtype=np.float64)
         except (TypeError, ValueError):
             descriptor = None
         if descriptor is not None and descriptor.ndim == 1:
-            return Outcome(Status.OK, (float(value[0]), descriptor))
-    return Outcome(Status.BAD, repr(value)[:200])
+            return GenomeResult(Status.OK, (float(value[0]), descriptor))
+    return GenomeResult(Status.BAD, repr(value)[:200])
 
 
 def _finite(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def evaluate_chunk(eval_function: Callable, config: Any, seed: int | None, genomes: list) -> Iterator[Outcome]:
-    """Evaluate `genomes` in order, yielding one Outcome per genome. Touching a cleared global ends
+def evaluate_chunk(eval_function: Callable, config: Any, seed: int | None, genomes: list) -> Iterator[GenomeResult]:
+    """Evaluate `genomes` in order, yielding one GenomeResult per genome. Touching a cleared global ends
     the chunk: that is the program's fault, and every genome would meet it."""
     for genome in genomes:
         seed_genome(seed, genome.key)
@@ -67,6 +67,6 @@ def evaluate_chunk(eval_function: Callable, config: Any, seed: int | None, genom
         except ClearedGlobalError:
             raise
         except Exception:
-            yield Outcome(Status.RAISED, traceback.format_exc())
+            yield GenomeResult(Status.RAISED, traceback.format_exc())
             continue
         yield outcome_of(value)

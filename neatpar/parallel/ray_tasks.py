@@ -15,7 +15,7 @@ from collections import deque
 from typing import Callable
 
 from ..errors import LiveHandleError, RemoteError, TaskTimeout, WorkerDied
-from .chunks import Outcome, evaluate_chunk
+from .chunks import GenomeResult, evaluate_chunk
 from .handles import find_handle, used_globals
 from .serialize import found_by_name
 from .ray_cluster import Kept, config_from, connect, first_line, shutdown
@@ -24,7 +24,7 @@ _initialized: set[str] = set()
 
 
 def _ray_chunk(eval_function: Callable, init: tuple, config_bytes: bytes, seed: int | None,
-               genomes: list) -> list[Outcome]:
+               genomes: list) -> list[GenomeResult]:
     """A Ray task: the initializer once per worker process, then the chunk's outcomes."""
     token, initializer, initargs = init
     if initializer is not None and token not in _initialized:

@@ -9,9 +9,9 @@ from typing import Any
 
 import onnx
 
-from ..config.settings import Settings
+from ..config.settings_model import Settings
 from ..errors import ConfigError
-from ..nn.networks import engine
+from ..nn.network_engines import engine
 from ..environment import Layout
 from .atomic import check_output_file, write_atomic
 
@@ -41,7 +41,7 @@ def save_policy(model: onnx.ModelProto, path: str) -> None:
 
 
 def write_model(genome, neat_config, settings: Settings, layout: Layout, path: str, geometry: Any = None) -> str:
-    """The genome's model for a behavior of `layout` (its network kind's export, nn/networks.py, on
+    """The genome's model for a behavior of `layout` (its network kind's export, nn/network_engines.py, on
     the run's `geometry`: a hyperneat run's substrate, else the one the settings make), written
     atomically to `path`."""
     save_policy(engine(settings.network_kind).export(genome, neat_config, layout, settings, geometry), path)

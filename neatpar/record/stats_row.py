@@ -18,7 +18,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from ..search.records import SearchStats
+from ..search.results import SearchStats
 from ..generation_stats import GenerationStats, LeagueValues
 
 STATS_FIELDS = ("generation", "best_fitness", "mean_fitness", "stdev_fitness", "species", "episodes",

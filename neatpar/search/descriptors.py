@@ -22,7 +22,7 @@ from typing import Mapping
 import numpy as np
 
 from ..errors import ConfigError, DescriptorError, FitnessError
-from .records import Outcome
+from .results import Outcome
 
 KINDS = ("final_observation", "mean_observation")
 _FORM = re.compile(r"^\s*(final_observation|mean_observation)\s*\[\s*(-?\d+)?\s*:\s*(-?\d+)?\s*\]\s*$")

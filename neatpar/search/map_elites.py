@@ -34,7 +34,7 @@ import numpy as np
 from ..errors import ConfigError
 from ..evolution.reproduction import DefaultReproduction as _Reproduction
 from .descriptors import descriptor_matrix
-from .records import Best, Outcome, SearchStats, track_best
+from .results import Best, Outcome, SearchStats, track_best
 
 CROSSOVER = 0.5   # default probability that a child has two parents
 

@@ -29,7 +29,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from .knn import novelty as knn_novelty
-from .records import Best, Outcome, SearchStats, track_best
+from .results import Best, Outcome, SearchStats, track_best
 from .descriptors import descriptor_matrix
 
 ARCHIVES = ("threshold", "random")

@@ -17,7 +17,7 @@ import numpy as np
 from ..errors import ConfigError
 from .map_elites import CROSSOVER, EliteArchive, Grid, MapElitesReproduction, MapElitesSearch, parse_bins, parse_bounds
 from .novelty import RANDOM_PROBABILITY, NoveltySearch
-from .records import Best, Outcome, SearchStats, track_best
+from .results import Best, Outcome, SearchStats, track_best
 
 SEARCHES = ("fitness", "novelty", "novelty+fitness", "map-elites")
 

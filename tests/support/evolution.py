@@ -555,7 +555,7 @@ def copies(genome):
 
 def genes_of(genome) -> tuple:
     """A genome's key, fitness and genes, exactly (floats as hex), whatever its class."""
-    from neatpar.evolution.records import gene_dicts
+    from neatpar.evolution.gene_arrays import gene_dicts
     nodes, connections = gene_dicts(genome)
     return (genome.key, genome.fitness,
             [(k, n.bias.hex(), n.response.hex(), n.activation, n.aggregation) for k, n in nodes.items()],

@@ -164,7 +164,7 @@ def evaluator_and_population(tmp_path, name="ball.cfg", **over):
     """A UnityEvaluator on two env hosts, its neat config, and a first generation."""
     import neat
     from neatpar import settings as run_config
-    from neatpar.episodes.evaluator import UnityEvaluator
+    from neatpar.episodes.env_evaluator import UnityEvaluator
     path = ball_cfg(tmp_path, name=name, **{"envs": 2, "timeout": 3, "pop_size": 16,
                                             "env_args": "--agents 4 --max-steps 60", "max_steps": 60, **over})
     config, run = run_config.load(path)
@@ -177,7 +177,7 @@ def probe_hosts(tmp_path, agents, pop, envs=2, episode=5, backend="local", num_o
     neat config and a first generation of `pop` genomes; `over` changes [neatpar] keys."""
     import neat
     from neatpar import settings as run_config
-    from neatpar.episodes.evaluator import UnityEvaluator
+    from neatpar.episodes.env_evaluator import UnityEvaluator
     section = {"env": os.path.join(BUILDS, "probe"), "env_args": f"--agents {agents} --episode-decisions {episode}",
                "behaviors": "Probe?team=0: population", "max_steps": 50, "seed": 4, "envs": envs,
                "backend": backend, "worker_id": free_worker_id(), "timeout": 5, **over}

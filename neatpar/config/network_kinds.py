@@ -1,10 +1,10 @@
 """The kinds of network a run evolves ([neatpar] network): one NetworkKind entry each, its name,
 a few words on what it is, and the rules it sets for the other settings and for the neat config
 it runs with. This is all the settings know of a kind; how a population of it is compiled and
-stepped, and how one of its genomes is exported, is its engine: nn/networks.py's entry of the same
+stepped, and how one of its genomes is exported, is its engine: nn/network_engines.py's entry of the same
 name. Nothing else compares a network's name.
 
-A new kind is one entry in KINDS below (and its engine in nn/networks.py); the key's choices,
+A new kind is one entry in KINDS below (and its engine in nn/network_engines.py); the key's choices,
 its help and the reference page follow from the entries.
 """
 from __future__ import annotations

@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from ..errors import ClearedGlobalError, FitnessError, GenomeEvaluationError, RemoteError, TaskTimeout, WorkerDied
-from .chunks import Outcome, Status, evaluate_chunk
+from .chunks import GenomeResult, Status, evaluate_chunk
 from .pool_tasks import PoolTasks
 from .serialize import dumps_for_worker
 
@@ -258,7 +258,7 @@ class ParallelEvaluator:
             raise GenomeEvaluationError(f"evaluating genome {culprit.key} failed in the worker: {error}") from error
         raise error
 
-    def _apply(self, genome: Any, outcome: Outcome) -> None:
+    def _apply(self, genome: Any, outcome: GenomeResult) -> None:
         if outcome.status is Status.OK and isinstance(outcome.value, tuple):   # (fitness, descriptor)
             genome.fitness, self.last_descriptors[genome.key] = outcome.value
         elif outcome.status is Status.OK:

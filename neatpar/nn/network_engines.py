@@ -1,4 +1,4 @@
-"""The network kinds' engines: for each kind the settings know (config/networks.py: its name, help
+"""The network kinds' engines: for each kind the settings know (config/network_kinds.py: its name, help
 and rules), how a population of its genomes becomes one population kernel that steps them all
 (kernel.py) and how one of its genomes becomes an ONNX model for Unity (onnx_export.py). The
 runner and the winner's model files ask here, with the settings' kind; nothing else compares a
@@ -9,14 +9,14 @@ node per observation value) has a `geometry`: made once per run from the behavio
 settings and the neat config (`run_geometry`), and passed to its kernel and its export; other
 kinds' geometry is None.
 
-A new kind is one entry in ENGINES (beside its entry in config/networks.py).
+A new kind is one entry in ENGINES (beside its entry in config/network_kinds.py).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ..config.networks import NetworkKind
+from ..config.network_kinds import NetworkKind
 from ..errors import ConfigError
 from ..environment import Layout
 from .hyperneat import check_cppn_config

@@ -1,4 +1,4 @@
-"""EnvEvaluator (neatpar/episodes/evaluator.py) on the simulator builds: made from ready-made settings
+"""EnvEvaluator (neatpar/episodes/env_evaluator.py) on the simulator builds: made from ready-made settings
 or a config file, checked before anything starts, a run's start (`begin_run`) and the state a
 checkpoint keeps (`run_state`), the champion as a frozen copy of the best genome so far, `play`,
 its notes, and `close` / `kill` leaving nothing running."""
@@ -13,7 +13,7 @@ import neatpar
 from neatpar import ConfigError, LiveHandleError
 from neatpar import settings as run_config
 from neatpar.envs.unity.bridge import Display
-from neatpar.episodes.evaluator import EnvEvaluator, UnityEvaluator
+from neatpar.episodes.env_evaluator import EnvEvaluator, UnityEvaluator
 from neatpar.run_state import RunState
 from neatpar.generation_stats import GenerationStats
 from support.configs import ball_cfg

@@ -1,11 +1,11 @@
-"""Tests of search/records.py: the best genome by true fitness (kept unless a later generation beats
+"""Tests of search/results.py: the best genome by true fitness (kept unless a later generation beats
 it strictly) and its plain-dict form for checkpoints."""
 import pickle
 import types
 
 import numpy as np
 
-from neatpar.search.records import Best, track_best
+from neatpar.search.results import Best, track_best
 
 
 def genomes(*keys):

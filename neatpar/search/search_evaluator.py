@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from ..errors import ConfigError
 from .descriptors import descriptor_of, outcome_of
-from .records import Best, Outcome, SearchStats
+from .results import Best, Outcome, SearchStats
 from .strategy import Search, make_search, restore
 
 

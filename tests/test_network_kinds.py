@@ -1,4 +1,4 @@
-"""The network kinds as the settings know them (neatpar/config/networks.py): one entry per kind,
+"""The network kinds as the settings know them (neatpar/config/network_kinds.py): one entry per kind,
 whose names are the key's choices and whose words make its help; each kind's own rules for the
 other settings (a CTRNN's Euler steps per decision, no neat_configs) and for the neat config
 (feed-forward genomes for feedforward, time constants above 0 for ctrnn), checked on every way of
@@ -8,8 +8,8 @@ import dataclasses
 import pytest
 
 from neatpar.config.files import load
-from neatpar.config.networks import KINDS, MAX_CTRNN_STEPS, network_help, network_kind
-from neatpar.config.settings import Settings
+from neatpar.config.network_kinds import KINDS, MAX_CTRNN_STEPS, network_help, network_kind
+from neatpar.config.settings_model import Settings
 from neatpar.errors import ConfigError
 from support.configs import CTRNN_GENES, ball_cfg, make_config
 

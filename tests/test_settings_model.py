@@ -1,4 +1,4 @@
-"""The settings model (neatpar/config/settings.py): the choices of `network`, `fitness`, `inference`,
+"""The settings model (neatpar/config/settings_model.py): the choices of `network`, `fitness`, `inference`,
 `backend` and `neat_step` taken from their types; bad values are one-line errors that name the
 setting as written; each key's declaration says whether a resume may change it."""
 import dataclasses
@@ -6,7 +6,7 @@ import typing
 
 import pytest
 
-from neatpar.config.settings import Settings, flags, resumable
+from neatpar.config.settings_model import Settings, flags, resumable
 from neatpar.config.readers import Source
 from neatpar.errors import ConfigError
 

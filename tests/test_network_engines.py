@@ -1,4 +1,4 @@
-"""The network kinds' engines (neatpar/nn/networks.py): every kind the settings know has one, and
+"""The network kinds' engines (neatpar/nn/network_engines.py): every kind the settings know has one, and
 only those; each kind's kernel computes what its population class computes (a CTRNN with the
 settings' clock), and each kind's export is the ONNX model of its network (recurrent state for
 recurrent networks, the settings' clock for CTRNNs); hyperneat's kernel and export run on the
@@ -7,11 +7,11 @@ import neat
 import numpy as np
 import pytest
 
-from neatpar.config import networks as kinds
-from neatpar.config.settings import Settings
+from neatpar.config import network_kinds as kinds
+from neatpar.config.settings_model import Settings
 from neatpar.nn import CTRNNPopulation, FeedForwardPopulation, RecurrentPopulation
 from neatpar.errors import ConfigError
-from neatpar.nn.networks import ENGINES, engine, run_geometry, run_substrate
+from neatpar.nn.network_engines import ENGINES, engine, run_geometry, run_substrate
 from neatpar.nn.onnx_export import export_policy
 from neatpar.nn.onnx_substrate import export_substrate_policy
 from neatpar.nn.substrate import IOShapes, Query, make_substrate

@@ -1,4 +1,4 @@
-"""neatpar/evolution/records.py: a genome's genes as arrays (what the kernel's compile reads), equal
+"""neatpar/evolution/gene_arrays.py: a genome's genes as arrays (what the kernel's compile reads), equal
 to its gene objects, read without turning the genome's records into objects."""
 import copy
 
@@ -8,7 +8,7 @@ import pytest
 
 import neatpar
 from support.evolution import write_config
-from neatpar.evolution.records import enabled_links, gene_dicts, gene_records, genes
+from neatpar.evolution.gene_arrays import enabled_links, gene_dicts, gene_records, genes
 from neatpar.nn import FeedForwardPopulation, RecurrentPopulation
 
 

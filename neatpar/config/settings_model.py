@@ -5,7 +5,7 @@ Every key is declared once, as a field of `Settings` (`setting(...)`): its defau
 run may give it another value. Rules between settings are checked in `Settings.__post_init__`, so
 every way of making or changing settings (the config file, `Settings(...)`, `dataclasses.replace`,
 `Settings.with_changes`) goes through the same checks; the network kind's own rules are its entry's
-(networks.py). neat-python ignores the `[neatpar]` section, so one file configures both (files.py
+(network_kinds.py). neat-python ignores the `[neatpar]` section, so one file configures both (files.py
 reads it).
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ import neat
 
 from ..errors import ConfigError
 from .behaviors import BehaviorRole, Role, behavior_files, roles_or_none
-from .networks import KINDS, Network, NetworkKind, network_help, network_kind
+from .network_kinds import KINDS, Network, NetworkKind, network_help, network_kind
 from . import searches
 from .readers import (Reader, Source, Where, address, arguments, boolean, choice, did_you_mean, existing_file,
                       fraction, integer, image_size, keyword_arguments, layer_sizes, number, optional, parameters)
@@ -247,7 +247,7 @@ class Settings:
 
     @property
     def network_kind(self) -> NetworkKind:
-        """The kind of network the run evolves (config/networks.py: the entry `network` names)."""
+        """The kind of network the run evolves (config/network_kinds.py: the entry `network` names)."""
         return network_kind(self.network)
 
     @property
@@ -301,7 +301,7 @@ class Settings:
 
     def check_neat_config(self, neat_config: Any, source: str = "the neat config") -> None:
         """Rules between these settings and the neat-python config they run with (the network
-        kind's, config/networks.py; the search's, config/searches.py)."""
+        kind's, config/network_kinds.py; the search's, config/searches.py)."""
         self.network_kind.check_neat_config(self, neat_config, source)
         searches.check_neat_config(self, neat_config, source)
 

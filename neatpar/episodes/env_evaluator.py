@@ -14,9 +14,9 @@ import numpy as np
 from ..config.behaviors import Role
 from ..config.files import load
 from ..config.readers import Source
-from ..config.settings import Settings
+from ..config.settings_model import Settings
 from ..errors import LiveHandleError, NeatparError
-from ..search.records import Outcome, SearchStats
+from ..search.results import Outcome, SearchStats
 from ..search.strategy import Search, make_search, restore
 from ..genome_file import load_genome
 from ..run_state import RunState
@@ -240,7 +240,7 @@ class EnvEvaluator:
 
     @property
     def geometry(self):
-        """What the run's networks are laid out on (nn/networks.py: a hyperneat run's substrate),
+        """What the run's networks are laid out on (nn/network_engines.py: a hyperneat run's substrate),
         once the first generation has made it; None before, and for kinds without one."""
         return getattr(self._runner, "geometry", None)
 
