@@ -40,7 +40,8 @@ sys.path.append(BUILDS)
 from neatpar.genome_file import genome_from_dict  # noqa: E402
 from neatpar.episodes.environments import open_environment  # noqa: E402
 from neatpar.episodes.league import result_of  # noqa: E402
-from neatpar.episodes.runner import EpisodeRunner, Match  # noqa: E402
+from neatpar.episodes.generation_plan import Match  # noqa: E402
+from neatpar.episodes.runner import EpisodeRunner  # noqa: E402
 from neatpar.record.checkpoint import Checkpoint  # noqa: E402
 from neatpar.config.behaviors import BehaviorRole  # noqa: E402
 from neatpar.config.files import load  # noqa: E402

@@ -21,7 +21,7 @@ from ..record.video import video_kind, write_video
 from ..episodes.environments import gym_setup, open_environment
 from ..episodes.env_evaluator import EnvEvaluator
 from ..episodes.recording import record_episode
-from ..episodes.runner import survey
+from ..episodes.survey import survey
 from ..environment import Layout
 from ..genome_file import check_genome_fits, load_genome
 

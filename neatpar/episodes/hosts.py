@@ -46,7 +46,9 @@ from ..errors import HostLost, NeatparError
 from ..parallel.serialize import dumps
 from ..generation_stats import GenerationStats
 from .environments import open_environment
-from .runner import Compiled, EpisodeRunner, Match, Survey, compile_generation, geometry_of, needs_geometry, survey
+from .generation_plan import Compiled, Match, compile_generation, geometry_of, needs_geometry
+from .runner import EpisodeRunner
+from .survey import Survey, survey
 
 log = logging.getLogger("neatpar")
 

@@ -50,7 +50,7 @@ from ..config.behaviors import Role
 from ..config.settings_model import Settings
 from ..errors import ConfigError
 from ..generation_stats import EpisodeEnd, GenerationStats, LeagueValues
-from .runner import Match, standard_match
+from .generation_plan import Match, standard_match
 
 INITIAL_RATING = 1200.0   # ML-Agents' initial_elo
 RATING_SCALE = 400.0      # the logistic expectation's 10^(R/400)

@@ -23,7 +23,7 @@ from ..parallel import workers
 from ..parallel.pool import Pool
 from .host_book import Finished, HostBook, host_error
 from .hosts import HostProgress, HostSetup, HostState, PartProgress, silence_limit
-from .runner import Compiled
+from .generation_plan import Compiled
 
 
 class HostCells:

@@ -26,7 +26,7 @@ from ..errors import ConfigError, HostLost, NeatparError, RemoteError
 from ..parallel.ray_cluster import config_from, connect, first_line, shutdown
 from .host_book import Finished, HostBook, host_error
 from .hosts import MAX_HOST_LOSSES, PROGRESS_SECONDS, HostProgress, HostState, PartResult, silence_limit
-from .runner import Compiled
+from .generation_plan import Compiled
 
 STOP_SECONDS = 10.0
 PLACEMENT_NOTE_SECONDS = 5.0  # a replacement not placed after this long is reported (once)
