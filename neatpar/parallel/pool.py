@@ -1,6 +1,7 @@
 """A spawn-context process pool with `apply_async`, driven by an explicit state machine: one
-table (TRANSITIONS) says which messages a worker may send in each of its states and where each
-leads; every message is checked against it, and every change of a worker's state goes through it.
+table (TRANSITIONS, worker_states.py) says which messages a worker may send in each of its states
+and where each leads; every message is checked against it, and every change of a worker's state
+goes through it.
 
 Unlike multiprocessing.Pool it knows which task each worker runs, so it can tell a task whose
 worker died (SIGKILL, segfault, os._exit) or hung apart from the others, replace only that
@@ -13,7 +14,6 @@ Everything is driven from the calling thread: results arrive while the caller wa
 """
 from __future__ import annotations
 
-import enum
 import itertools
 import multiprocessing
 import os
@@ -23,106 +23,17 @@ import time
 import warnings
 from collections import deque
 from multiprocessing import connection
-from typing import Any, Callable, Iterable, Mapping, NamedTuple
+from typing import Any, Callable, Iterable, Mapping
 
 from ..errors import LiveHandleError, PoolProtocolError, RemoteError, TaskTimeout, WorkerDied, WorkerStartError
 from . import module_state, worker_errors, workers
 from .handles import install_exit_hooks
-from .messages import Done, Drop, Failed, Items, LoadFailed, Put, Reached, Ready, Retire, StartFailed, StartStage, Stop
+from .async_result import AsyncResult
+from .messages import Done, Drop, Failed, Items, LoadFailed, Put, Reached, Ready, Retire, StartFailed, Stop
 from .serialize import dumps
 from .transfer import dumps_checked, pickle_startup, pickle_task
+from .worker_states import Dispatched, Ended, PoolTask, PoolWorker, WorkerState, check_turn, step
 from .workers import LOADING, LoadMark, SharedRef
-
-
-class WorkerState(enum.Enum):
-    """Where a pool worker is: starting (until Ready), idle, running a task, or gone (its process
-    ended)."""
-    STARTING = "starting"
-    IDLE = "idle"
-    BUSY = "busy"
-    GONE = "gone"
-
-
-class Dispatched(NamedTuple):
-    """The pool handed an idle worker a task (an event of the pool's, not a worker's message)."""
-
-
-class Ended(NamedTuple):
-    """The worker's process ended: it exited or died, or the pool killed or stopped it."""
-
-
-# The state machine, one row per state: the messages a worker in that state may send (and the
-# pool's own events) and the state each leads to. A message not in its worker's row is out of turn.
-TRANSITIONS: dict[WorkerState, dict[type, WorkerState]] = {
-    WorkerState.STARTING: {Reached: WorkerState.STARTING, Ready: WorkerState.IDLE, StartFailed: WorkerState.GONE,
-                           Ended: WorkerState.GONE},
-    WorkerState.IDLE: {Dispatched: WorkerState.BUSY, Retire: WorkerState.GONE, Ended: WorkerState.GONE},
-    WorkerState.BUSY: {Items: WorkerState.BUSY, Done: WorkerState.IDLE, Failed: WorkerState.IDLE,
-                       LoadFailed: WorkerState.IDLE,
-                       Retire: WorkerState.GONE,   # maxtasksperchild reached; the task sent meanwhile is queued again
-                       Ended: WorkerState.GONE},
-    WorkerState.GONE: {},
-}
-
-
-class AsyncResult:
-    """The future result of one task; `partial` holds the items a generator task has yielded."""
-
-    def __init__(self, pool: "Pool", task_id: int):
-        self._pool = pool
-        self.task_id = task_id
-        self.partial: list = []
-        self._done = False
-        self._value: Any = None
-        self._error: BaseException | None = None
-
-    def ready(self) -> bool:
-        return self._done
-
-    def successful(self) -> bool:
-        if not self._done:
-            raise ValueError(f"task {self.task_id} is not ready")
-        return self._error is None
-
-    def wait(self, timeout: float | None = None) -> None:
-        self._pool.wait([self], timeout)
-
-    def get(self, timeout: float | None = None) -> Any:
-        """Wait for the result; re-raise the task's error (with the worker's traceback)."""
-        self.wait(timeout)
-        if not self._done:
-            raise TimeoutError(f"task {self.task_id} not finished within {timeout} s")
-        if self._error is not None:
-            raise self._error
-        return self._value
-
-    @property
-    def error(self) -> BaseException | None:
-        return self._error
-
-    def _finish(self, value: Any = None, error: BaseException | None = None) -> None:
-        self._done, self._value, self._error = True, value, error
-
-
-class _Task:
-    __slots__ = ("id", "payload", "refs", "worker", "timeout", "result")
-
-    def __init__(self, task_id, payload, refs, worker, timeout, result):
-        self.id, self.payload, self.refs = task_id, payload, refs
-        self.worker, self.timeout, self.result = worker, timeout, result
-
-
-class _Worker:
-    __slots__ = ("index", "process", "conn", "state", "task", "refs", "last_progress", "seen_position", "reached")
-
-    def __init__(self, index: int, process, conn):
-        self.index, self.process, self.conn = index, process, conn
-        self.state = WorkerState.STARTING
-        self.reached = Reached(StartStage.SPAWN, -1)  # how far it got while starting
-        self.task: _Task | None = None
-        self.refs: set[int] = set()
-        self.last_progress = time.monotonic()
-        self.seen_position = 0
 
 
 class Pool:
@@ -164,13 +75,13 @@ class Pool:
         self._worker_args = (initargs, startup, tuple(clear_globals), maxtasksperchild)
         self._progress = self._ctx.RawArray("q", 2 * processes)  # per slot: task id, item index
         self._start_timeout = start_timeout
-        self._queue: deque[_Task] = deque()
+        self._queue: deque[PoolTask] = deque()
         self._shared: dict[int, bytes] = {}
-        self._workers: list[_Worker] = []
+        self._workers: list[PoolWorker] = []
         # What the pool waits on, each worker's channel and process handle, and what each is of:
         # multiprocessing's own wait, which waits on pipes and processes on every platform (a
         # selector waits only on sockets on Windows).
-        self._waitables: dict[Any, tuple[str, _Worker]] = {}
+        self._waitables: dict[Any, tuple[str, PoolWorker]] = {}
         self._closed = False
         self._warned = False
         self.started = 0  # worker processes started over the pool's life (replacements included)
@@ -207,7 +118,7 @@ class Pool:
             raise ValueError(f"shared references {missing} were unshared or belong to another pool")
         result = AsyncResult(self, task_id)
         refs = [k for k in refs if k not in preloaded]  # every worker has those from its start
-        self._queue.append(_Task(task_id, payload, refs, worker, timeout, result))
+        self._queue.append(PoolTask(task_id, payload, refs, worker, timeout, result))
         self._dispatch()
         return result
 
@@ -281,7 +192,7 @@ class Pool:
             task.result._finish(error=WorkerDied("the pool was stopped before the task ran", position=0))
         self._queue.clear()
 
-    def _stopped_running(self, w: _Worker) -> None:
+    def _stopped_running(self, w: PoolWorker) -> None:
         """The task `w` ran when the pool stopped it: its result if it finished before the worker
         exited, else WorkerDied; never left waiting for a worker that is gone."""
         if w.task is None or w.state is WorkerState.GONE:
@@ -312,7 +223,7 @@ class Pool:
 
     # ------------------------------------------------------------ workers
 
-    def _start_worker(self, index: int) -> _Worker:
+    def _start_worker(self, index: int) -> PoolWorker:
         parent_conn, child_conn = self._ctx.Pipe(duplex=True)
         self._progress[2 * index] = -1
         process = workers.start_process(self._ctx, child_conn, workers.worker_main,
@@ -320,7 +231,7 @@ class Pool:
                                         name=f"neatpar-worker-{index}")
         self.started += 1
         child_conn.close()
-        w = _Worker(index, process, parent_conn)
+        w = PoolWorker(index, process, parent_conn)
         w.refs.update(ref.key for ref in self.preloaded.values())
         self._waitables[parent_conn] = ("message", w)
         self._waitables[process.sentinel] = ("exit", w)
@@ -333,24 +244,24 @@ class Pool:
                 raise WorkerStartError(f"pool workers did not start within {self._start_timeout:.0f} s; {worker_errors.START_ADVICE}")
             self._pump(deadline - time.monotonic())
 
-    def _replace(self, w: _Worker) -> None:
+    def _replace(self, w: PoolWorker) -> None:
         """Start a fresh worker in the slot of `w` (which is gone)."""
         if self._closed:
             return
         fresh = self._start_worker(w.index)
         self._workers[w.index] = fresh
 
-    def _kill(self, w: _Worker) -> None:
+    def _kill(self, w: PoolWorker) -> None:
         if w.process.is_alive():
             w.process.kill()
         w.process.join()
         self._forget(w)
 
-    def _forget(self, w: _Worker) -> None:
+    def _forget(self, w: PoolWorker) -> None:
         """Mark a worker whose process has exited as gone and release its handles."""
         if w.state is WorkerState.GONE:
             return
-        self._step(w, Ended())
+        step(w, Ended())
         for handle in (w.conn, w.process.sentinel):
             self._waitables.pop(handle, None)
         w.conn.close()
@@ -359,7 +270,7 @@ class Pool:
         if self._closed:
             raise ValueError("the pool is closed")
 
-    def _send(self, w: _Worker, message: tuple | bytes) -> bool:
+    def _send(self, w: PoolWorker, message: tuple | bytes) -> bool:
         data = message if isinstance(message, bytes) else dumps(message)
         try:
             w.conn.send_bytes(data)
@@ -396,14 +307,14 @@ class Pool:
                 if w.state is WorkerState.BUSY and w.task.timeout is not None]
         return max(0.0, min(left)) if left else None
 
-    def _read_one(self, w: _Worker) -> None:
+    def _read_one(self, w: PoolWorker) -> None:
         try:
             data = w.conn.recv_bytes()
         except (EOFError, OSError):
             return  # the worker is gone; its sentinel tells the rest
         self._on_message(w, pickle.loads(data))
 
-    def _drain(self, w: _Worker) -> None:
+    def _drain(self, w: PoolWorker) -> None:
         """Read every message a worker sent before it exited."""
         try:
             while w.state is not WorkerState.GONE and w.conn.poll():
@@ -411,71 +322,47 @@ class Pool:
         except (EOFError, OSError):
             pass
 
-    def _on_message(self, w: _Worker, message) -> None:
+    def _on_message(self, w: PoolWorker, message) -> None:
         """A worker's message, checked against its state (TRANSITIONS), handled, and the worker
         moved on to the state the table gives (unless handling it ended the worker)."""
         w.last_progress = time.monotonic()
-        self._check_turn(w, message)
+        check_turn(w, message)
         self._HANDLERS[type(message)](self, w, message)
         if w.state is not WorkerState.GONE:
-            self._step(w, message)
+            step(w, message)
 
-    def _check_turn(self, w: _Worker, message) -> None:
-        """A PoolProtocolError for a message the worker's state does not accept, or one about
-        another task than the worker's."""
-        accepted = [kind.__name__ for kind in TRANSITIONS[w.state] if kind not in (Dispatched, Ended)]
-        task_id = getattr(message, "task_id", None)
-        if type(message) in TRANSITIONS[w.state] and type(message) not in (Dispatched, Ended) and (
-                task_id is None or (w.task is not None and task_id == w.task.id)):
-            return
-        doing = f" with task {w.task.id}" if w.task is not None else ""
-        about = f" about task {task_id}" if task_id is not None else ""
-        raise PoolProtocolError(
-            f"pool worker {w.index} (pid {w.process.pid}) sent {type(message).__name__}{about} while "
-            f"{w.state.value}{doing}, out of turn ({'an' if w.state is WorkerState.IDLE else 'a'} {w.state.value} "
-            f"worker sends {' or '.join(accepted) or 'nothing'}): "
-            f"the pool stops; a task must not send on its worker's channel (neatpar.parallel.workers.send)")
-
-    def _step(self, w: _Worker, event) -> None:
-        """The one place a worker's state changes: to where TRANSITIONS leads from its state on
-        `event` (a message it sent, or Dispatched or Ended)."""
-        after = TRANSITIONS[w.state].get(type(event))
-        if after is None:
-            raise PoolProtocolError(f"pool worker {w.index} cannot take {type(event).__name__} while {w.state.value}")
-        w.state = after
-
-    def _on_reached(self, w: _Worker, message: Reached) -> None:
+    def _on_reached(self, w: PoolWorker, message: Reached) -> None:
         w.reached = message
 
-    def _on_ready(self, w: _Worker, message: Ready) -> None:
+    def _on_ready(self, w: PoolWorker, message: Ready) -> None:
         if message.unseeded and not self._warned:
             self._warned = True
             warnings.warn(module_state.warning_text(message.unseeded), RuntimeWarning, stacklevel=_caller_level())
 
-    def _on_load_failed(self, w: _Worker, message: LoadFailed) -> None:
+    def _on_load_failed(self, w: PoolWorker, message: LoadFailed) -> None:
         self._finish_task(w, error=worker_errors.task_not_loaded(w.index, message))
 
-    def _on_items(self, w: _Worker, message: Items) -> None:
+    def _on_items(self, w: PoolWorker, message: Items) -> None:
         w.task.result.partial.extend(message.items)
 
-    def _on_done(self, w: _Worker, message: Done) -> None:
+    def _on_done(self, w: PoolWorker, message: Done) -> None:
         w.task.result.partial.extend(message.items)
         self._finish_task(w, value=message.value)
 
-    def _on_failed(self, w: _Worker, message: Failed) -> None:
+    def _on_failed(self, w: PoolWorker, message: Failed) -> None:
         error = RemoteError(message.summary, message.traceback, list(w.task.result.partial))
         if message.pickled_error is not None:
             error.__cause__ = pickle.loads(message.pickled_error)
         self._finish_task(w, error=error)
 
-    def _on_retire(self, w: _Worker, message: Retire) -> None:
+    def _on_retire(self, w: PoolWorker, message: Retire) -> None:
         """maxtasksperchild reached: a task sent meanwhile never started and is queued again."""
         if w.task is not None:
             self._queue.appendleft(w.task)
         self._kill(w)
         self._replace(w)
 
-    def _on_start_error(self, w: _Worker, message: StartFailed) -> None:
+    def _on_start_error(self, w: PoolWorker, message: StartFailed) -> None:
         """Raise the one-line error for a worker that could not start (its traceback went to stderr)."""
         self._kill(w)
         error = worker_errors.start_failed(message)
@@ -486,7 +373,7 @@ class Pool:
                                        Items: _on_items, Done: _on_done, Failed: _on_failed, Retire: _on_retire,
                                        StartFailed: _on_start_error}
 
-    def _on_exit(self, w: _Worker) -> None:
+    def _on_exit(self, w: PoolWorker) -> None:
         self._drain(w)
         if w.state is WorkerState.GONE:
             return
@@ -507,13 +394,13 @@ class Pool:
                 list(task.result.partial), code, self._position(w, task), w.index))
         self._replace(w)
 
-    def _position(self, w: _Worker, task: _Task) -> int:
+    def _position(self, w: PoolWorker, task: PoolTask) -> int:
         """Index of the item `w` was computing for `task`, from the shared progress array."""
         if self._progress[2 * w.index] == task.id and not self._loading(w, task):
             return int(self._progress[2 * w.index + 1])
         return len(task.result.partial)
 
-    def _loading(self, w: _Worker, task: _Task) -> bool:
+    def _loading(self, w: PoolWorker, task: PoolTask) -> bool:
         """Whether `w` is unpickling `task`'s function and arguments."""
         return self._progress[2 * w.index] == task.id and self._progress[2 * w.index + 1] == LOADING
 
@@ -534,7 +421,7 @@ class Pool:
                     f"(pid {w.process.pid}) was killed", list(task.result.partial), None, position, w.index))
                 self._replace(w)
 
-    def _finish_task(self, w: _Worker, value: Any = None, error: BaseException | None = None) -> None:
+    def _finish_task(self, w: PoolWorker, value: Any = None, error: BaseException | None = None) -> None:
         task, w.task = w.task, None
         task.result._finish(value, error)
 
@@ -551,11 +438,11 @@ class Pool:
                 if key not in w.refs:
                     self._send(w, Put(key, self._shared[key]))
                     w.refs.add(key)
-            self._step(w, Dispatched())
+            step(w, Dispatched())
             w.task, w.last_progress, w.seen_position = task, time.monotonic(), 0
             self._send(w, task.payload)
 
-    def _take_task_for(self, w: _Worker) -> _Task | None:
+    def _take_task_for(self, w: PoolWorker) -> PoolTask | None:
         for i, task in enumerate(self._queue):
             if task.worker is None or task.worker == w.index:
                 del self._queue[i]
