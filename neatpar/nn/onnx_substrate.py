@@ -30,7 +30,8 @@ from onnx import numpy_helper
 from ..environment import Layout
 from ..errors import ExportError
 from .hyperneat import Phenotype, phenotype
-from .onnx_export import ACTIVATIONS, BATCH, _check_layout, _Graph, _policy_outputs, policy_model
+from .onnx_export import _check_layout, _policy_outputs, policy_model
+from .onnx_graph import ACTIVATIONS, BATCH, OnnxGraph
 from .substrate import IOShapes, Substrate
 
 
@@ -60,7 +61,7 @@ def export_substrate_policy(genome, cppn_config: Any | None, substrate: Substrat
 
 def substrate_model(weights: Phenotype, substrate: Substrate, io: IOShapes, layout: Layout, key) -> onnx.ModelProto:
     """The model of one phenotype (weights and biases) on `substrate`."""
-    g = _Graph()
+    g = OnnxGraph()
     values = _observations(g, io)
     activation = ACTIVATIONS[substrate.activation]
     for k, (w, b) in enumerate(zip(weights.weights, weights.biases)):
@@ -74,7 +75,7 @@ def substrate_model(weights: Phenotype, substrate: Substrate, io: IOShapes, layo
                                                        f"({substrate.activation}) of CPPN genome {key}")
 
 
-def _observations(g: _Graph, io: IOShapes) -> str:
+def _observations(g: OnnxGraph, io: IOShapes) -> str:
     """[batch, inputs]: every sensor's input flattened in the order the substrate's input nodes
     follow ((H, W, C) in C order), sensors side by side."""
     parts = []
