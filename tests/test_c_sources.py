@@ -3,7 +3,8 @@ are portable strict C11: each compiles without a single warning under gcc and un
 the `ziglang` test extra ships) against this Python's headers; the threads shim, which needs no
 Python, compiles for Windows and macOS too; and no POSIX-only or Windows-only header, nor a
 compiler's own construct, is used outside a preprocessor branch that names its platform or
-compiler."""
+compiler; and each extension's files are in layers, each including only its own header and those of
+the layers below (no cycle of includes, so none of calls)."""
 import os
 import re
 import subprocess
@@ -118,3 +119,111 @@ def test_the_branch_check_sees_what_it_looks_for(tmp_path):
                       "int b = __builtin_clz(2);\n")
     found = [line.split(": ", 1)[1] for line in unguarded(str(source))]
     assert found == ["#include <pthread.h>", "int b = __builtin_clz(2);"]
+
+
+# ---------------------------------------------------------------- layers
+
+# Each extension's C files in layers, bottom first; a file's .c and .h share its layer. A file
+# includes its own header and headers of the layers below its own, never a file of its own layer
+# or above: the #include lines show the layers, and calls (declared by the included headers
+# alone) go down only, with no cycle between files.
+LAYERS = {
+    "the C core of the NEAT step": [
+        ["python_sum", "evolution/core/state", "evolution/core/threads_shim"],
+        ["evolution/core/rng", "evolution/core/pyset"],
+        ["evolution/core/genes"],
+        ["evolution/core/config", "evolution/core/graphs", "evolution/core/set_orders", "evolution/core/records",
+         "evolution/core/gene_objects"],
+        ["evolution/core/gene_maps"],
+        ["evolution/core/genomes"],
+        ["evolution/core/operators", "evolution/core/distances"],
+        ["evolution/core/speciation", "evolution/core/reproduction"],
+        ["evolution/_core"],
+    ],
+    "the networks' kernels": [["python_sum"], ["nn/neat_functions"], ["nn/_kernel", "nn/_substrate"]],
+    "the Unity wire": [["envs/unity/why"], ["envs/unity/_wire", "envs/unity/_pixels"]],
+    "the behaviour search": [["search/_knn"]],
+}
+CORE = os.path.join(PACKAGE, "evolution", "core")
+
+
+def stem(path: str, root: str = PACKAGE) -> str:
+    return os.path.splitext(os.path.relpath(path, root))[0].replace(os.sep, "/")
+
+
+def included(path: str) -> list[str]:
+    """The files a C file's #include "..." lines name, as paths."""
+    folder = os.path.dirname(path)
+    return [os.path.normpath(os.path.join(folder, name))
+            for name in re.findall(r'^\s*#\s*include\s*"([^"]+)"', open(path).read(), flags=re.M)]
+
+
+def layer_faults(layers: dict[str, list[list[str]]], root: str) -> list[str]:
+    """Every include that breaks its extension's layers, every C file no layer holds, every cycle."""
+    sources = [os.path.join(folder, name) for folder, _, names in os.walk(root) for name in names
+               if name.endswith((".c", ".h"))]
+    faults = [f"{stem(path, root)}: in no layer" for path in sources
+              if not any(stem(path, root) in layer for order in layers.values() for layer in order)]
+    for what, order in layers.items():
+        rank = {name: number for number, layer in enumerate(order) for name in layer}
+        for path in sorted(path for path in sources if stem(path, root) in rank):
+            own = stem(path, root)
+            for target in included(path):
+                other = stem(target, root)
+                if other != own and rank.get(other, len(order)) >= rank[own]:
+                    faults.append(f"{os.path.relpath(path, root)} includes {os.path.relpath(target, root)}, "
+                                  f"{'not in' if other not in rank else 'a layer not below'} its own ({what})")
+    # a file's .c and .h are one node: a cycle through them is a cycle of calls between files
+    graph: dict[str, set[str]] = {}
+    for path in sources:
+        graph.setdefault(stem(path, root), set()).update(stem(target, root) for target in included(path))
+    state: dict[str, int] = {}
+
+    def visit(node: str, trail: list[str]):
+        if state.get(node) == 1:
+            faults.append("include cycle: " + " -> ".join(trail[trail.index(node):] + [node]))
+        elif node in graph and not state.get(node):
+            state[node] = 1
+            for target in sorted(graph[node] - {node}):
+                visit(target, trail + [node])
+            state[node] = 2
+
+    for node in sorted(graph):
+        visit(node, [])
+    return faults
+
+
+def test_c_files_include_only_the_layers_below_their_own():
+    faults = layer_faults(LAYERS, PACKAGE)
+    assert not faults, "\n".join(faults)
+
+
+def test_each_core_header_declares_its_own_files_functions_only():
+    """So that a file sees only the functions of the files whose headers it includes."""
+    wrong = []
+    for header in files(".h"):
+        if os.path.dirname(header) != CORE:
+            continue
+        text = re.sub(r"/\*.*?\*/", "", open(header).read(), flags=re.S)
+        names = re.findall(r"^(?!typedef|static|#)[A-Za-z][\w ]*?\**\s*(\w+)\(", text, flags=re.M)
+        names += re.findall(r"^extern [\w ]+?\**(\w+);", text, flags=re.M)
+        source = header[:-2] + ".c"
+        defined = open(source).read() if os.path.exists(source) else ""
+        wrong += [f"{relative(header)}: {name}" for name in names
+                  if not re.search(rf"^(\w[\w ]*\b{name} =|{name}\()", defined, flags=re.M)]
+    assert not wrong, "declared by a header whose file does not define them:\n" + "\n".join(wrong)
+
+
+def test_the_layer_check_sees_what_it_looks_for(tmp_path):
+    """An include of a header of the same layer or above, a file in no layer and a cycle are caught."""
+    for name, text in {"base.h": "", "low.h": '#include "base.h"\n', "low.c": '#include "low.h"\n#include "top.h"\n',
+                       "side.c": '#include "low.h"\n', "top.h": '#include "low.h"\n', "top.c": '#include "top.h"\n',
+                       "stray.c": ""}.items():
+        (tmp_path / name).write_text(text)
+    faults = layer_faults({"probe": [["base"], ["low", "side"], ["top"]]}, str(tmp_path))
+    assert sorted(faults) == sorted([
+        "stray: in no layer",
+        "low.c includes top.h, a layer not below its own (probe)",
+        "side.c includes low.h, a layer not below its own (probe)",
+        "include cycle: low -> top -> low",
+    ]), faults

@@ -1,42 +1,69 @@
-/* neatpar.evolution._core: the module's state, its entry points and method tables (the other parts
-are in core/, listed in core/core.h). Imported only by neatpar/evolution's Python modules; it follows the C
-extensions' convention (docs/architecture/index.md, "The C extensions"): multi-phase init
-(core_exec fills the state); built-in exceptions only, with one-line messages: a module function's
-argument error begins with the function, a condition found in the data with "neatpar: ", and an
-error neat-python or CPython raises in the same place is raised with its own text (the
-draw-for-draw guarantee covers errors).
+/* neatpar.evolution._core: the module's state, its entry points and method tables. Imported only
+by neatpar/evolution's Python modules; it follows the C extensions' convention
+(docs/architecture/index.md, "The C extensions"): multi-phase init (core_exec fills the state);
+built-in exceptions only, with one-line messages: a module function's argument error begins with
+the function, a condition found in the data with "neatpar: ", and an error neat-python or CPython
+raises in the same place is raised with its own text (the draw-for-draw guarantee covers errors).
+
+The NEAT step in C: neat-python's DefaultGenome operators, draw for draw.
+
+    parents (Genes, or gene objects read once)          random._inst (in place)
+          |                                                   |
+          +--> crossover --> mutate --> child Genes  <--------+
+                                          |
+                 speciate: distances over sorted key indexes, neat-python's cache order
+                                          |
+                 Python: species records, reporters (neatpar/evolution/species.py)
+
+A genome's genes live in one `Genes` object: two arrays of fixed records in the dicts' order
+(node and connection genes as neat-python's dicts would hold them). Every operator repeats
+neat-python 2.0.0's Python code (neat/genome.py, genes.py, attributes.py, species.py) step by
+step: the same random calls in the same order, the same float expressions (no contraction), the
+same iteration orders (the sets crossover and mutate_add_connection build are re-enacted in
+pyset.c), the same cycle decisions. Where a comment names a neat-python line, that line is what
+the code beside it does.
+
+The parts, in core/, in layers: each file includes its own header and headers of the layers below
+it, never one above (tests/test_c_sources.py checks it), so calls go down only.
+    8  ../_core.c      the module: its state, entry points and method tables
+    7  speciation.c    DefaultSpeciesSet.speciate's distance work (the distance cache, the two loops)
+       reproduction.c  DefaultReproduction.reproduce's children (breed), members ranked and grouped
+    6  operators.c     attributes, configure_new, crossover, mutate
+       distances.c     DefaultGenome.distance, and grids of distances on several threads
+    5  genomes.c       the Genes type; a genome's records wherever its genes are; neat-python's gene objects made
+    4  gene_maps.c     genome.nodes and genome.connections over the records, their views and iterators
+    3  gene_objects.c  gene objects over the records (neat-python's gene classes' interface)
+       config.c        the genome config read once into a Cfg (and ConfigView, a config read once)
+       graphs.c        creates_cycle and whether a genome's graph has a cycle
+       set_orders.c    the set orders the operators walk: re-enacted, or real sets
+       records.c       what the kernel's compile reads of many genomes' records
+    2  genes.c         the records: edits (keeping live gene objects in step), lookup views, name ids
+    1  rng.c           draws from `random`'s own Mersenne Twister
+       pyset.c         CPython's set tables re-enacted (their iteration order)
+    0  state.h         Python's header and the module's state (CoreState)
+       threads_shim.c  the threads of a speciation's distances: POSIX or Win32 (no Python)
 
 Everything the module makes or is given lives in its state (CoreState, PEP 489's per-module
 state, set up by core_exec): the Genes and ConfigView types, the gene objects' and the gene
-mappings' types, the name table, what setup() hands
-over, `random`'s generator, the interned attribute names. Process-global, and only that: the
-pool of set tables pyset.c keeps for reuse (plain memory, no Python object; every use holds the
-GIL, which all interpreters that may import this module share: see core_slots). */
-#include "core/core.h"
+mappings' types, the name table, what setup() hands over, `random`'s generator, the interned
+attribute names. Process-global, and only that: the pool of set tables pyset.c keeps for reuse
+(plain memory, no Python object; every use holds the GIL, which all interpreters that may import
+this module share: see core_slots). */
+#include "core/config.h"
+#include "core/distances.h"
+#include "core/gene_maps.h"
+#include "core/gene_objects.h"
+#include "core/genomes.h"
+#include "core/operators.h"
+#include "core/records.h"
+#include "core/reproduction.h"
+#include "core/set_orders.h"
+#include "core/speciation.h"
 
 #include <string.h>
 
 /* ------------------------------------------------------------------------------------------ */
 /* Module functions                                                                            */
-
-/* The genome's own records for an operator, or NULL with no error set when the operator is not
-   for C here: genes kept as objects, a class that changes an operator, or (empty_only) a genome
-   that already has genes. */
-Genes *
-operand(CoreState *st, PyObject *genome, int empty_only)
-{
-    PyObject *g = PyObject_GetAttr(genome, st->str_genes);
-    if (!g) {
-        PyErr_Clear();
-        return NULL;
-    }
-    int plain = Py_IS_TYPE(g, st->genes_type) ? plain_type(st, (PyObject *)Py_TYPE(genome)) : 0;
-    if (plain <= 0 || (empty_only && (((Genes *)g)->nn || ((Genes *)g)->nc))) {
-        Py_DECREF(g);
-        return NULL;
-    }
-    return (Genes *)g;
-}
 
 typedef int (*Operator)(Rng *, const Cfg *, Genes *, PyObject *, PyObject *);
 

@@ -1,5 +1,6 @@
 /* The genome config read once into a Cfg, and ConfigView: a config read once for many operators. */
-#include "core.h"
+#include "config.h"
+#include "genes.h"
 
 #include <stdio.h>
 #include <string.h>

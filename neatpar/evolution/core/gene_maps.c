@@ -9,7 +9,9 @@ A gene assigned to a mapping gives its record its values: a gene object of its o
 copy() or crossover()) becomes the view of that record, so changes through it count as they do
 for the object a dict holds; any other object (neat-python's own gene, say) is read as it is
 then. Removing a gene leaves its object with its values, as a dict leaves the object it held. */
-#include "core.h"
+#include "gene_maps.h"
+#include "config.h"
+#include "gene_objects.h"
 
 #include <math.h>
 #include <string.h>

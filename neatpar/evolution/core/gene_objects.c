@@ -12,21 +12,16 @@ record's values as its own and belongs to no genome from then on, as a gene obje
 neat-python's dict does; a gene made by copy() or crossover() has values of its own too, and
 becomes the view of the record it is assigned to (gene_maps.c). Pickled or deep-copied, a gene
 object is neat-python's own gene with the same attributes. */
-#include "core.h"
+#include "gene_objects.h"
 
 #include <stddef.h>
 #include <string.h>
 
-/* Attributes, by kind: their bits in Gene.set, in neat-python's order (key, innovation, then the
-   class's _gene_attributes), the order a pickled gene's dict keeps. */
-enum { N_KEY, N_BIAS, N_RESPONSE, N_ACTIVATION, N_AGGREGATION, N_TIME_CONSTANT, N_COUNT };
-enum { C_KEY, C_INNOVATION, C_WEIGHT, C_ENABLED, C_COUNT };
-
+/* Attributes by kind (their bits in Gene.set: genes.h), by name. */
 static const char *const CLASS_NAMES[2] = {"DefaultNodeGene", "DefaultConnectionGene"};
 static const char *const NODE_NAMES[N_COUNT] = {"key", "bias", "response", "activation", "aggregation",
                                                 "time_constant"};
 static const char *const CONN_NAMES[C_COUNT] = {"key", "innovation", "weight", "enabled"};
-static const uint32_t ALL[2] = {(1u << N_COUNT) - 1, (1u << C_COUNT) - 1};
 
 static inline Node *
 node_of(Gene *o)
@@ -78,24 +73,6 @@ gene_key(PyObject *gene)
 /* ------------------------------------------------------------------------------------------ */
 /* Views and the records they follow                                                          */
 
-/* The view takes its record's values as its own and leaves its Genes. */
-static void
-detach(Gene *o)
-{
-    Genes *g = o->owner;
-    if (!g)
-        return;
-    if (o->kind == NODE_GENES)
-        o->own.n = g->nodes[o->pos];
-    else
-        o->own.c = g->conns[o->pos];
-    o->set = ALL[o->kind];
-    if (o->pos < g->objects_len[o->kind] && g->objects[o->kind][o->pos] == o)
-        g->objects[o->kind][o->pos] = NULL;
-    o->owner = NULL;
-    Py_DECREF(g);
-}
-
 /* The list of views covers `pos` (-1: no memory). */
 static int
 cover(Genes *g, int kind, Py_ssize_t pos)
@@ -138,30 +115,9 @@ gene_at(Genes *g, int kind, Py_ssize_t pos)
     o->owner = (Genes *)Py_NewRef((PyObject *)g);
     o->pos = pos;
     o->kind = kind;
-    o->set = ALL[kind];
+    o->set = GENE_ALL(kind);
     g->objects[kind][pos] = o;
     return (PyObject *)o;
-}
-
-/* The record at `pos` is about to be removed or replaced: its view keeps the values. */
-void
-gene_left(Genes *g, int kind, Py_ssize_t pos)
-{
-    if (pos < g->objects_len[kind] && g->objects[kind][pos])
-        detach(g->objects[kind][pos]);
-}
-
-/* The record at `from` moved to `to` (to < from: records move down as others are removed). */
-void
-gene_moved(Genes *g, int kind, Py_ssize_t from, Py_ssize_t to)
-{
-    if (from >= g->objects_len[kind])
-        return;
-    Gene **objects = g->objects[kind], *o = objects[from];
-    objects[from] = NULL;
-    objects[to] = o;
-    if (o)
-        o->pos = to;
 }
 
 /* A record's values changed through its view: the lookup tables' copies follow. */
@@ -193,7 +149,7 @@ gene_adoptable(CoreState *st, PyObject *gene, int kind, const void *key_record)
     if (!st->gene_types[kind] || !Py_IS_TYPE(gene, st->gene_types[kind]))
         return 0;
     Gene *o = (Gene *)gene;
-    if (o->owner || o->set != ALL[kind])
+    if (o->owner || o->set != GENE_ALL(kind))
         return 0;
     if (kind == NODE_GENES)
         return o->own.n.key == ((const Node *)key_record)->key;
@@ -249,7 +205,7 @@ gene_values(CoreState *st, PyObject *gene, int kind, void *record)
 {
     if (st->gene_types[kind] && Py_IS_TYPE(gene, st->gene_types[kind])) {
         Gene *o = (Gene *)gene;
-        if (!o->owner && o->set != ALL[kind]) {
+        if (!o->owner && o->set != GENE_ALL(kind)) {
             int attr = 1;
             while (o->set & (1u << attr))
                 attr++;
@@ -511,7 +467,7 @@ gene_reduce(Gene *o, PyObject *unused)
     (void)unused;
     CoreState *st = state_of(o);
     int count = o->kind == NODE_GENES ? N_COUNT : C_COUNT;
-    uint32_t has = o->owner ? ALL[o->kind] : o->set;
+    uint32_t has = o->owner ? GENE_ALL(o->kind) : o->set;
     PyObject *state = PyDict_New(), *args = NULL, *extra = NULL, *result = NULL;
     if (!state)
         return NULL;
@@ -555,7 +511,7 @@ gene_finalize(PyObject *self)
     Gene *o = (Gene *)self;
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
-    detach(o);
+    gene_detach(o);
     Py_CLEAR(o->key);
     PyErr_Restore(type, value, tb);
 }

@@ -1,5 +1,5 @@
 /* neat/graphs.py's creates_cycle, and whether a genome's whole graph has a cycle. */
-#include "core.h"
+#include "graphs.h"
 
 #include <stdlib.h>
 

@@ -1,7 +1,10 @@
 /* neat-python's genome operators on records: attributes (neat/attributes.py), innovation numbers
 and node keys, crossover and mutate (neat/genome.py, neat/genes.py), configure_new and the
 initial connection schemes. */
-#include "core.h"
+#include "operators.h"
+#include "genomes.h"
+#include "graphs.h"
+#include "set_orders.h"
 
 #include <math.h>
 #include <string.h>
@@ -218,6 +221,92 @@ begin(CoreState *st, Rng *r)
     return rng_begin(r, st);
 }
 
+/* The connection gene parent1's `c1` passes to the child: c1 with, when parent2 has a gene of the
+   same innovation (`c2`, or NULL), the attributes crossed (or, where the keys differ, c1 with the
+   warning neat-python gives). */
+static int
+cross_connection(Rng *r, const Conn *c1, const Conn *c2, Conn *child)
+{
+    *child = *c1;
+    if (!c2)
+        return 0;
+    if (c1->in != c2->in || c1->out != c2->out)
+        return PyErr_WarnFormat(PyExc_RuntimeWarning, 1,
+                "Innovation number collision: innovation %lld assigned to both (%lld, %lld) and "
+                "(%lld, %lld). Treating as disjoint genes.", (long long)c1->innov,
+                (long long)c1->in, (long long)c1->out, (long long)c2->in, (long long)c2->out);
+    /* BaseGene.crossover: each attribute from self if random() > 0.5, then the 75% rule */
+    child->weight = rng_random(r) > 0.5 ? c1->weight : c2->weight;
+    child->enabled = rng_random(r) > 0.5 ? c1->enabled : c2->enabled;
+    if (!c1->enabled || !c2->enabled) {
+        if (rng_random(r) < 0.75)
+            child->enabled = 0;
+    }
+    return 0;
+}
+
+/* The connection genes, in the order of the union of the parents' innovations (`u`'s table, or
+   `order` when n_order >= 0): each of parent1's crossed, and kept unless `check` and it would
+   close a cycle in the child. */
+static int
+cross_connections(Rng *r, Genes *g, const Genes *p1, const Genes *p2, const PSet *u, const int64_t *order,
+                  Py_ssize_t n_order, int check)
+{
+    Py_ssize_t slots = n_order >= 0 ? n_order : (Py_ssize_t)u->mask + 1;
+    for (Py_ssize_t s = 0; s < slots; s++) {
+        const PSEntry *e;
+        if (n_order >= 0) {
+            e = ps_find(u, order[s], ps_hash(order[s]));
+            if (!e) {
+                PyErr_SetString(PyExc_RuntimeError, "neatpar: reference set order has an unknown innovation");
+                return -1;
+            }
+        }
+        else {
+            e = &u->table[s];
+            if (!PS_IS_ACTIVE(e))
+                continue;
+        }
+        if (PS_A(e) < 0)
+            continue;  /* genes only in parent2 (less fit) are not inherited */
+        Conn child;
+        if (cross_connection(r, &p1->conns[PS_A(e)], e->b >= 0 ? &p2->conns[e->b] : NULL, &child) < 0)
+            return -1;
+        if (check) {
+            int cyc = creates_cycle(g, child.in, child.out);
+            if (cyc < 0)
+                return -1;
+            if (cyc)
+                continue;
+        }
+        g->conns[g->nc++] = child;
+    }
+    return 0;
+}
+
+/* The node genes: parent1's, each crossed with parent2's gene of the same key where it has one. */
+static int
+cross_nodes(Rng *r, Genes *g, const Genes *p1, Genes *p2)
+{
+    if (!view_of(p2))
+        return -1;
+    for (Py_ssize_t i = 0; i < p1->nn; i++) {
+        const Node *n1 = &p1->nodes[i];
+        Py_ssize_t j = node_pos(p2, n1->key);
+        Node child = *n1;
+        if (j >= 0) {
+            const Node *n2 = &p2->nodes[j];
+            child.bias = rng_random(r) > 0.5 ? n1->bias : n2->bias;
+            child.response = rng_random(r) > 0.5 ? n1->response : n2->response;
+            child.act = rng_random(r) > 0.5 ? n1->act : n2->act;
+            child.agg = rng_random(r) > 0.5 ? n1->agg : n2->agg;
+            child.time_constant = rng_random(r) > 0.5 ? n1->time_constant : n2->time_constant;
+        }
+        g->nodes[g->nn++] = child;
+    }
+    return 0;
+}
+
 /* DefaultGenome.configure_crossover into the empty child `g`, parent1 (`p1`) being the fitter. */
 int
 crossover_genes(Rng *r, const Cfg *c, Genes *g, Genes *p1, Genes *p2)
@@ -254,70 +343,8 @@ crossover_genes(Rng *r, const Cfg *c, Genes *g, Genes *p1, Genes *p2)
             goto done;
         check = !acyclic;
     }
-    Py_ssize_t slots = n_order >= 0 ? n_order : (Py_ssize_t)u.mask + 1;
-    for (Py_ssize_t s = 0; s < slots; s++) {
-        const PSEntry *e;
-        if (n_order >= 0) {
-            e = ps_find(&u, order[s], ps_hash(order[s]));
-            if (!e) {
-                PyErr_SetString(PyExc_RuntimeError, "neatpar: reference set order has an unknown innovation");
-                goto done;
-            }
-        }
-        else {
-            e = &u.table[s];
-            if (!PS_IS_ACTIVE(e))
-                continue;
-        }
-        if (PS_A(e) < 0)
-            continue;  /* genes only in parent2 (less fit) are not inherited */
-        const Conn *c1 = &p1->conns[PS_A(e)];
-        Conn child = *c1;
-        if (e->b >= 0) {
-            const Conn *c2 = &p2->conns[e->b];
-            if (c1->in != c2->in || c1->out != c2->out) {
-                if (PyErr_WarnFormat(PyExc_RuntimeWarning, 1,
-                        "Innovation number collision: innovation %lld assigned to both (%lld, %lld) and "
-                        "(%lld, %lld). Treating as disjoint genes.", (long long)c1->innov,
-                        (long long)c1->in, (long long)c1->out, (long long)c2->in, (long long)c2->out) < 0)
-                    goto done;
-            }
-            else {
-                /* BaseGene.crossover: each attribute from self if random() > 0.5, then the 75% rule */
-                child.weight = rng_random(r) > 0.5 ? c1->weight : c2->weight;
-                child.enabled = rng_random(r) > 0.5 ? c1->enabled : c2->enabled;
-                if (!c1->enabled || !c2->enabled) {
-                    if (rng_random(r) < 0.75)
-                        child.enabled = 0;
-                }
-            }
-        }
-        if (check) {
-            int cyc = creates_cycle(g, child.in, child.out);
-            if (cyc < 0)
-                goto done;
-            if (cyc)
-                continue;
-        }
-        g->conns[g->nc++] = child;
-    }
-    if (!view_of(p2))
-        goto done;
-    for (Py_ssize_t i = 0; i < p1->nn; i++) {
-        const Node *n1 = &p1->nodes[i];
-        Py_ssize_t j = node_pos(p2, n1->key);
-        Node child = *n1;
-        if (j >= 0) {
-            const Node *n2 = &p2->nodes[j];
-            child.bias = rng_random(r) > 0.5 ? n1->bias : n2->bias;
-            child.response = rng_random(r) > 0.5 ? n1->response : n2->response;
-            child.act = rng_random(r) > 0.5 ? n1->act : n2->act;
-            child.agg = rng_random(r) > 0.5 ? n1->agg : n2->agg;
-            child.time_constant = rng_random(r) > 0.5 ? n1->time_constant : n2->time_constant;
-        }
-        g->nodes[g->nn++] = child;
-    }
-    rc = 0;
+    if (cross_connections(r, g, p1, p2, &u, order, n_order, check) == 0 && cross_nodes(r, g, p1, p2) == 0)
+        rc = 0;
 done:
     ps_free(&s1); ps_free(&s2); ps_free(&u);
     PyMem_Free(order);

@@ -10,7 +10,7 @@ slot for slot. Each entry carries two payload positions (where the key sits in e
 The module compares these tables with real sets at first use (and the tests do on many inputs);
 on any difference it computes orders with real Python sets instead.
 */
-#include "core.h"
+#include "pyset.h"
 
 #include <string.h>
 
@@ -35,10 +35,14 @@ ps_hash(int64_t v)
 static PSEntry *ps_pool[PS_POOL_SIZES][PS_POOL_DEPTH];
 static int ps_pooled[PS_POOL_SIZES];
 
+/* log2 of a table's size (a power of two) */
 static inline int
 ps_log2(size_t size)
 {
-    return bit_length(size) - 1;
+    int k = -1;
+    for (; size; size >>= 1)
+        k++;
+    return k;
 }
 
 static PSEntry *

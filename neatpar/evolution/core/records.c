@@ -1,8 +1,9 @@
 /* What the population kernel's compile reads of many genomes' records at once (neatpar/nn/
-compile.py, through evolution/records.py): every genome's enabled connections, or all of them
+compile.py, through evolution/gene_arrays.py): every genome's enabled connections, or all of them
 with their enabled flags, and the attributes of the nodes its networks evaluate. No gene object
 is made; the genomes keep their form. */
-#include "core.h"
+#include "records.h"
+#include "genes.h"
 
 #include <string.h>
 

@@ -1,5 +1,7 @@
 /* DefaultReproduction.reproduce's children, made in C (breed). */
-#include "core.h"
+#include "reproduction.h"
+#include "genomes.h"
+#include "operators.h"
 
 #include <math.h>
 

@@ -11,7 +11,7 @@ state[624];}. The module checks that layout once against getstate() and the gene
 output (rng_layout_ok); if it differs (another CPython), every call copies the state in with
 getstate() and back with setstate() instead.
 */
-#include "core.h"
+#include "rng.h"
 
 #include <math.h>
 

@@ -1,6 +1,6 @@
 /* The orders of the sets the operators walk: re-enacted (pyset.c), or computed by real Python sets
 when the check at first use failed. */
-#include "core.h"
+#include "set_orders.h"
 
 
 /* ------------------------------------------------------------------------------------------ */
