@@ -1,4 +1,4 @@
-"""Benchmark: what a run's clips (`[neatpar] video_interval`, neatpar/cli/clips.py) cost the run.
+"""Benchmark: what a run's clips (`[neatpar] video_interval`, neatpar/run/clips.py) cost the run.
 
 The demo's run (configs/ball.cfg: 60 genomes, 32 agents, 2 episodes of up to 500 decisions,
 seeded) for a few generations with `neatpar evolve --quiet`, in turns:

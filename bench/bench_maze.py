@@ -23,6 +23,7 @@ import dataclasses
 import multiprocessing
 import os
 import statistics
+import sys
 import time
 
 import neat
@@ -34,9 +35,9 @@ from neatpar.search import DescriptorAccumulator, Outcome, make_search, parse_de
 from neatpar.search.archive_files import archive_png
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CONFIG = os.path.join(ROOT, "configs", "maze.cfg")
 sys.path.append(os.path.join(ROOT, "unity_builds"))   # the simulators' package, neatpar_sim
 from neatpar_sim.maze import Maze  # noqa: E402
+CONFIG = os.path.join(ROOT, "configs", "maze.cfg")
 NAME = "Maze?team=0"
 STEPS = 400
 DESCRIPTOR = "final_observation[10:12]"

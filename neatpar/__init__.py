@@ -34,6 +34,9 @@ def __getattr__(name):
     if name in ("EnvEvaluator", "UnityEvaluator"):
         from .episodes import env_evaluator
         return getattr(env_evaluator, name)
+    if name in ("evolve", "resume", "RunResult", "RunPhase"):   # a run with its folder: the evaluator's imports
+        from .run import lifecycle, start
+        return getattr(start if name in ("evolve", "resume") else lifecycle, name)
     if name in ("SearchEvaluator", "MapElitesReproduction"):   # searches: numpy and the C k-NN, on first use
         from . import search
         return getattr(search, name)
@@ -53,6 +56,8 @@ __all__ = [
     "ParallelEvaluator",
     "Pool",
     "Reproduction",
+    "RunPhase",
+    "RunResult",
     "SearchEvaluator",
     "Settings",
     "SimulatorError",
@@ -61,4 +66,6 @@ __all__ = [
     "UnguardedScriptError",
     "UnityEvaluator",
     "WorkerStartError",
+    "evolve",
+    "resume",
 ]

@@ -138,7 +138,7 @@ class Terminated(BaseException):
 
 
 class Interrupted(KeyboardInterrupt):
-    """Ctrl+C in a run: a KeyboardInterrupt that can be watched (cli/interrupts.py)."""
+    """Ctrl+C in a run: a KeyboardInterrupt that can be watched (run/interrupts.py)."""
 
 
 _COLOUR = re.compile(r"\x1b\[[0-9;]*m")   # a terminal's colour codes

@@ -1,6 +1,6 @@
 """What a generation cost and saw (neatpar/generation_stats.py): parts that env hosts return in any order
 add up to the same values, and the game's statistics are aggregated as ML-Agents' StatsReporter
-does (the runs that record them: test_cli_recorder.py)."""
+does (the runs that record them: test_recorder.py)."""
 import math
 
 from hypothesis import given, settings, strategies as st

@@ -131,6 +131,7 @@ STACK = (
     ("neatpar.envs",),        # Unity ML-Agents and Gymnasium as the runner's environments
     ("neatpar.episodes",      # what turns genomes into fitness: runner, evaluators, inference, env hosts, leagues
      "neatpar.record"),       # what a run leaves behind
+    ("neatpar.run",),         # a run: its plan, lifecycle, records while it runs, interrupts; evolve() and resume()
     ("neatpar.cli",),         # the neatpar command
     ("neatpar",),             # the package's public names
 )

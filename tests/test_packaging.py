@@ -133,7 +133,7 @@ LAUNCHED_WITH = (
     "from mlagents_envs.environment import UnityEnvironment\n"
     "env = UnityEnvironment({build!r}, worker_id={worker_id}, no_graphics=True)\n"
     "try:\n"
-    "    args = open(f'/proc/{{env._process.pid}}/cmdline').read().split(chr(0))[:4]\n"
+    "    args = open(f'/proc/{{env._process.pid}}/cmdline').read().split(chr(0))[:5]\n"
     "    print(json.dumps([args, sys.executable, 'NEATPAR_PYTHON' in os.environ]))\n"
     "finally:\n"
     "    env.close()\n"

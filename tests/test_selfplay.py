@@ -1,6 +1,6 @@
 """`neatpar evolve` with league roles, as a user runs it (real processes, the duel build):
 symmetric games (one behavior, two team ids, sides swapped) and asymmetric ones (two behaviors of
-different sizes, a population each: their turns are tested in test_cli_alternation.py), with envs =
+different sizes, a population each: their turns are tested in test_alternation.py), with envs =
 1 and 2; resume continues a league exactly; the winner is the best-rated member; ELO in stats.csv
 and TensorBoard."""
 import json

@@ -1,4 +1,5 @@
-"""The `neatpar` command's line: `evolve` (evolve.py), `play` and `export` (genome_commands.py).
+"""The `neatpar` command's line: `evolve` (a run: neatpar/run/, as neatpar.evolve() makes one from
+Python), `play` and `export` (genome_commands.py).
 
 Exit status: 0 done, 2 bad input (one line naming the fix), 1 failure during the run (also
 complete extinction, with the run folder complete), 130 after Ctrl+C, 143 after SIGTERM and 129
@@ -14,9 +15,10 @@ import sys
 from ..config.settings_model import flags
 from ..errors import ConfigError, NeatparError, Terminated
 from ..version import __version__
-from .evolve import evolve
+from ..run.interrupts import exit_status
+from ..run.plan import RunRequest
+from ..run.start import run
 from .genome_commands import export, play
-from .interrupts import exit_status
 
 SECURITY_NOTE = (
     "Checkpoints and .pickle genomes are pickles, and loading a pickle runs code: neatpar only loads "
@@ -74,6 +76,17 @@ def build_parser() -> argparse.ArgumentParser:
     x.add_argument("--out", required=True, help="the .onnx file to write")
     x.add_argument("--behavior", help="the behavior to export for (default: the config's only population behavior)")
     return parser
+
+
+def run_request(args: argparse.Namespace) -> RunRequest:
+    """What `neatpar evolve`'s parsed arguments ask for (the only reader of them)."""
+    given = tuple((f.name, getattr(args, f.name)) for f in flags() if getattr(args, f.name) is not None)
+    return RunRequest(config=args.config, resume=args.resume, flags=given, out=args.out, quiet=args.quiet)
+
+
+def evolve(args: argparse.Namespace) -> int:
+    """`neatpar evolve`: the run its arguments ask for; its exit status."""
+    return run(run_request(args)).exit_status
 
 
 class _WarningLines(logging.StreamHandler):

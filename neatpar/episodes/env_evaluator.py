@@ -27,7 +27,9 @@ from .local_hosts import LocalHosts
 from .ray_hosts import RayHosts
 from .inference import make_inference
 from .league import SelfPlay
-from .runner import EpisodeRunner, Match, aggregate, standard_match
+from .aggregates import aggregate
+from .generation_plan import Match, standard_match
+from .runner import EpisodeRunner
 
 
 class EnvEvaluator:
@@ -50,7 +52,7 @@ class EnvEvaluator:
     leagues (league.py): each generation is played in rounds against opponents drawn from them.
     With two league behaviors (an asymmetric game) each is a population of its own: `configs`
     maps each to its population's neat config, and each generation's genomes must be those of the
-    population whose turn it is (neatpar evolve takes the turns, cli/alternation.py).
+    population whose turn it is (neatpar evolve takes the turns, run/alternation.py).
 
     Each generation is scored through the search `[neatpar] search` names (`search`,
     search/strategy.py): `genome.fitness` becomes what selection climbs (the fitness itself,

@@ -14,7 +14,7 @@ import numpy as np
 
 from . import _core
 
-# The C records (Node and Conn in core/core.h), field by field.
+# The C records (Node and Conn in core/genes.h), field by field.
 NODE_RECORD = np.dtype({"names": ["key", "bias", "response", "time_constant", "activation", "aggregation"],
                         "formats": ["i8", "f8", "f8", "f8", "i4", "i4"], "offsets": [0, 8, 16, 24, 32, 36],
                         "itemsize": 40})

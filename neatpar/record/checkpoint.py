@@ -11,11 +11,13 @@ side effects on the live config (see neatpar.parallel.serialize).
 from __future__ import annotations
 
 import dataclasses
+import glob
 import gzip
 import io
 import os
 import pickle
 import random
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -171,6 +173,18 @@ class Checkpoint:
 def checkpoint_path(folder: str, generation: int | str) -> str:
     """checkpoints/checkpoint-N.gz in the run folder `folder`."""
     return os.path.join(folder, "checkpoints", f"checkpoint-{generation}.gz")
+
+
+def latest_checkpoint(folder: str) -> str:
+    """The checkpoint of the latest generation in the run folder `folder` (a folder with none is
+    refused: there is nothing to resume)."""
+    found = glob.glob(checkpoint_path(glob.escape(folder), "*"))
+    numbered = [(int(m.group(1)), path) for path in found
+                if (m := re.fullmatch(r"checkpoint-(\d+)\.gz", os.path.basename(path)))]
+    if not numbered:
+        raise ConfigError(f"{folder} holds no checkpoints/checkpoint-N.gz: resume from a run folder that has "
+                          f"written a checkpoint, or name the checkpoint file")
+    return max(numbered)[1]
 
 
 def save_bytes(folder: str, generation: int, state: bytes) -> str:

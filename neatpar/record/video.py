@@ -9,7 +9,7 @@ process group) rather than through `preexec_fn`: a fork that runs Python code wh
 run (gRPC's, in a process that talks to a game) failed about 1 time in 13 here. A GIF stores
 delays in hundredths of a second, so its frame rate is 100 / round(100 / fps) (25 and 50 exactly),
 and like every GIF writer Pillow shows a stretch of identical frames as one frame held longer.
-A run's clips (cli/clips.py) are mp4 where the video extra is installed, else GIFs (`clip_kind`),
+A run's clips (run/clips.py) are mp4 where the video extra is installed, else GIFs (`clip_kind`),
 in the run folder's videos/gen-N.mp4.
 
 A TensorBoard clip is what tensorboardX's `add_video` writes, an animated GIF as an image summary

@@ -27,7 +27,7 @@ def neatpar_cli(*args, timeout=300, module="neatpar"):
                           cwd=ROOT, timeout=timeout)
 
 
-# A generation's progress bar as tqdm draws it (cli/progress.py).
+# A generation's progress bar as tqdm draws it (run/progress.py).
 PROGRESS_BAR = r"gen +\d+ \|.*\| \d+/\d+ episodes \["
 
 

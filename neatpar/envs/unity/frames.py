@@ -3,7 +3,7 @@ draw them, to make a clip of it.
 
 A game that speaks the channel announces it in its first message (the initialization output's
 rl_output, which mlagents-envs' UnityEnvironment does not read: a client without the channel sees
-nothing); the simulator builds do (neatpar_sim/side_channels.py has the game's side and the
+nothing); the simulator builds do (unity_builds/neatpar_sim/side_channels.py has the game's side and the
 message formats), a real Unity game does not, and then asking for a frame is a FramesUnavailable
 error naming the way to watch it instead. Requests travel with a step only while a clip is being
 recorded, so a generation that records nothing sends and receives nothing on the channel.

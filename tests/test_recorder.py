@@ -1,4 +1,4 @@
-"""What the recorder (neatpar/cli/recorder.py) records of a run for its watchers: stats.csv rows and
+"""What the recorder (neatpar/run/recorder.py) records of a run for its watchers: stats.csv rows and
 TensorBoard events of the same values, the game's own statistics (its Stats side channel)
 aggregated per generation as ML-Agents does, in process and on env hosts, the species plot, and
 the generation's progress reported while it runs.
@@ -22,8 +22,8 @@ from PIL import Image  # noqa: E402
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator  # noqa: E402
 
 from neatpar import settings as run_config  # noqa: E402
-from neatpar.cli.recorder import CheckpointSchedule, Reporting, RunRecorder  # noqa: E402
-from neatpar.episodes.evaluator import UnityEvaluator  # noqa: E402
+from neatpar.run.recorder import CheckpointSchedule, Reporting, RunRecorder  # noqa: E402
+from neatpar.episodes.env_evaluator import UnityEvaluator  # noqa: E402
 from neatpar.record.folder import RunFolder  # noqa: E402
 from neatpar.record.plots import species_figure  # noqa: E402
 from neatpar.config.run_settings import RunSettings  # noqa: E402

@@ -1,4 +1,4 @@
-"""Tests of cli/alternation.py: an asymmetric self-play run, two populations (of two behaviors of
+"""Tests of run/alternation.py: an asymmetric self-play run, two populations (of two behaviors of
 different sizes, each with its own neat config) taking turns, as a user runs it on the duel build:
 each population's generations, stats and winner in its own folder, the run's checkpoints holding
 both, an interrupted run that resumes exactly, and a population that could stop the run alone

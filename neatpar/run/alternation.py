@@ -1,4 +1,4 @@
-"""Asymmetric self-play in `neatpar evolve`: two behaviors with the role `league` (a striker and a
+"""Asymmetric self-play in a run: two behaviors with the role `league` (a striker and a
 goalie, a runner and a chaser), each evolving a NEAT population of its own from its own neat
 config ([neatpar] neat_configs: different observations and actions are fine), taking turns every
 `team_change` generations: the learning population plays the other one's league (episodes/league.py,
@@ -27,10 +27,11 @@ from ..errors import ConfigError, ExportError
 from ..record.models import write_model
 from .clips import ClipReporter, Clips
 from .plan import Plan
-from .recorder import CheckpointSchedule, Reporting, RunRecorder
 from ..record.checkpoint import Checkpoint, PopulationState, save_bytes
 from ..record.folder import RunFolder, load_behaviors
 from ..record.tensorboard import EventLog, behavior_run
+from .recorder import CheckpointSchedule, Reporting, RunRecorder
+from .winner import final_round_robin
 
 
 @dataclass
@@ -49,16 +50,14 @@ class Alternation:
     """Both populations of an asymmetric self-play run (see the module docstring), as its `plan`
     has them: `plan.start` holds the first behavior's population (new, or restored from a
     checkpoint, whose extras hold the second one: `start.sides`), `plan.configs` the populations'
-    neat configs, `plan.run` the run's settings, stored in every checkpoint. `before_finish` is
-    called first by finish (the final round-robin). With `clips`, each population records the
+    neat configs, `plan.run` the run's settings, stored in every checkpoint. With `clips`, each population records the
     clips of its turns in its own folder (clips.py)."""
 
-    def __init__(self, plan: Plan, evaluator, folder: RunFolder, bar, before_finish=None, clips: Clips | None = None):
+    def __init__(self, plan: Plan, evaluator, folder: RunFolder, bar, clips: Clips | None = None):
         settings, configs, start = plan.settings, plan.configs, plan.start
         self.settings, self.evaluator, self.folder, self.quiet = settings, evaluator, folder, plan.quiet
         self.run_settings = run = plan.run
         first, first_rows, saved_sides = start.population, start.rows, start.sides
-        self.before_finish = before_finish
         self.snapshot, self.snapshot_generation = b"", 0
         selfplay = evaluator.selfplay
         self.sides: list[Side] = []
@@ -97,6 +96,11 @@ class Alternation:
     def completed(self) -> int:
         """Generations with a stats row, both populations together."""
         return sum(len(side.rows) for side in self.sides)
+
+    @property
+    def rows(self) -> list:
+        """The first population's stats rows (each population's are in its own folder's stats.csv)."""
+        return self.sides[0].rows
 
     def run(self, generations: int) -> None:
         """Turns until the run has `generations` generations."""
@@ -137,8 +141,7 @@ class Alternation:
     def finish(self) -> list[str]:
         """league.json; per population its winner (its league's best-rated member), the winner's
         model for Unity and the plots (the simulators are no longer needed)."""
-        if self.before_finish is not None:
-            self.before_finish()
+        final_round_robin(self.evaluator, self.quiet)
         self.evaluator.close()
         selfplay = self.evaluator.selfplay
         files = [self.folder.save_league(selfplay.describe())]

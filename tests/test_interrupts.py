@@ -1,4 +1,4 @@
-"""Ctrl+C, SIGTERM and a closed terminal in a run (neatpar/cli/interrupts.py), with real signals:
+"""Ctrl+C, SIGTERM and a closed terminal in a run (neatpar/run/interrupts.py), with real signals:
 raised as exceptions, raised again when C code swallows one, held back for a block, a second one
 that waits for the checkpoint and then ends the process, and a run whose terminal closes."""
 import os
@@ -11,7 +11,7 @@ import neat
 import numpy as np
 import pytest
 
-from neatpar.cli.interrupts import Interrupts
+from neatpar.run.interrupts import Interrupts
 from neatpar.errors import Terminated
 from support.configs import ball_cfg
 from support.paths import ROOT
@@ -98,7 +98,7 @@ def test_the_handlers_found_are_put_back():
 
 SECOND_SIGNAL = """
 import signal
-from neatpar.cli.interrupts import Interrupts
+from neatpar.run.interrupts import Interrupts
 from neatpar.errors import Terminated
 with Interrupts() as interrupts:
     try:

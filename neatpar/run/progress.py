@@ -13,7 +13,7 @@ from typing import TextIO
 
 from tqdm import tqdm
 
-from ..types.stats import GenerationStats
+from ..generation_stats import GenerationStats
 
 REDRAW_SECONDS = 0.2  # the bar is redrawn at most this often, however often it is updated
 

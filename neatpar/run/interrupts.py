@@ -1,5 +1,6 @@
 """Ctrl+C, SIGTERM and a closed terminal (SIGHUP; Windows' SIGBREAK: Ctrl+Break, or the console
-closing) during `neatpar evolve`: one state machine in the main thread.
+closing) during a run (`neatpar evolve`, neatpar.evolve() in a script, or a notebook's kernel
+interrupt): one state machine in the main thread.
 
     RUNNING --signal--> STOPPING --seen()--> SAVING --release()--> RELEASED
                          |      ^
@@ -15,7 +16,11 @@ STOPPING: the exception is on its way to the run's except block. C code that cle
 SAVING:   the run's except block has it (`seen`): the checkpoint is being written; a second
           signal waits for the write to end.
 RELEASED: a second signal kills what the run started and ends the process at once (130 / 129 /
-          143, processes.exit_status).
+          143, processes.exit_status); in a run started from Python (`exit_on_second` False: a
+          notebook's kernel must live on) it raises its exception again instead.
+
+A run started from another thread than the main one installs no handlers: Python delivers
+signals to the main thread only.
 
 A closed terminal's SIGHUP first sends what the run still prints to the null device
 (processes.quiet_hung_up_terminal): a write to that terminal would fail before the checkpoint.
@@ -56,9 +61,11 @@ class State(enum.Enum):
 
 class Interrupts:
     """The run's handlers of the stop signals (processes.stop_signals), installed by `with
-    Interrupts():` in the main thread; the handlers found are put back on exit."""
+    Interrupts():` in the main thread; the handlers found are put back on exit. `exit_on_second`:
+    a second signal after the checkpoint ends the process (the command), else raises again."""
 
-    def __init__(self):
+    def __init__(self, exit_on_second: bool = True):
+        self.exit_on_second = exit_on_second
         self.state = State.RUNNING
         self._previous: dict = {}
         self._held: list[int] | None = None   # the signals held back by `held`, while it holds
@@ -71,8 +78,9 @@ class Interrupts:
         self._main = threading.main_thread().ident
 
     def __enter__(self) -> Interrupts:
-        self._previous = {sig: signal.signal(sig, self._on_signal) for sig in SIGNALS}
-        self._watcher.start()
+        if threading.get_ident() == self._main:
+            self._previous = {sig: signal.signal(sig, self._on_signal) for sig in SIGNALS}
+            self._watcher.start()
         return self
 
     def __exit__(self, *exc) -> None:
@@ -80,7 +88,8 @@ class Interrupts:
         for sig, previous in self._previous.items():
             signal.signal(sig, previous)
         self._wake.set()
-        self._watcher.join()
+        if self._watcher.is_alive():
+            self._watcher.join()
 
     @contextlib.contextmanager
     def held(self) -> Iterator[None]:
@@ -134,6 +143,9 @@ class Interrupts:
     def _quit(self, signum: int) -> None:
         if self._kill is not None:
             self._kill()
+        if not self.exit_on_second:
+            self._pending = None
+            raise Interrupted() if signum == signal.SIGINT else Terminated(signum)
         os._exit(processes.exit_status(signum))
 
     # ------------------------------------------------------------ in the watcher thread

@@ -1,10 +1,11 @@
-"""A run's plan: everything `neatpar evolve` decides before anything starts (evolve.py carries it
-out). The command line's arguments are read here and nowhere else: a new run's settings come from
-its config file and the flags typed; a resumed run's from its checkpoint, where they are stored,
-checked against what was typed again. Whatever can be refused is refused here, before a run
-folder or a simulator exists."""
+"""A run's plan: everything a run decides before anything starts (lifecycle.py carries it out),
+from its request (what `neatpar evolve` was typed with, or what `neatpar.evolve()` was called
+with). A new run's settings come from its config file and the flags given; a resumed run's from
+its checkpoint, where they are stored, checked against what was given again. Whatever can be
+refused is refused here, before a run folder or a simulator exists."""
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from dataclasses import dataclass
@@ -13,20 +14,33 @@ import neat
 
 from ..config.files import population_configs
 from ..config.run_settings import RunSettings, resumed
-from ..config.settings import Settings, flags
+from ..config.settings_model import Settings
 from ..envs.gym import check_frames
 from ..errors import ConfigError, FramesUnavailable
-from ..record.checkpoint import Checkpoint, PopulationState
+from ..record.checkpoint import Checkpoint, PopulationState, latest_checkpoint
 from ..episodes.environments import gym_setup
 from ..search.strategy import reproduction_type
-from ..types.run_state import RunState
+from ..run_state import RunState
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """What a run was asked for: a new run of the config file `config`, or the continuation of
+    the checkpoint `resume` (with `config`, an earlier neatpar's checkpoint that stores no
+    settings); `flags` are [neatpar] keys given beside the file (command-line flags, as typed);
+    `out` the run folder (None: a default one); `quiet`: no progress lines."""
+    config: str | None = None
+    resume: str | None = None
+    flags: tuple[tuple[str, str], ...] = ()
+    out: str | None = None
+    quiet: bool = False
 
 
 @dataclass
 class Start:
     """Where a run starts: its (first) population, new or restored, its stats rows so far, and the
     checkpoint a resumed run continues (the evaluator's state; in an asymmetric self-play run the
-    other population, cli/alternation.py)."""
+    other population, run/alternation.py)."""
     population: neat.Population
     rows: list
     checkpoint: Checkpoint | None = None
@@ -98,21 +112,15 @@ def _breed_for_search(config: neat.Config, settings: Settings) -> None:
     config.reproduction_type = reproduction_type(settings.search, config.reproduction_type)
 
 
-def _given_flags(args) -> dict[str, str]:
-    """The [neatpar] flags typed on the command line, as typed."""
-    return {f.name: getattr(args, f.name) for f in flags() if getattr(args, f.name) is not None}
-
-
-def make_plan(args) -> Plan:
-    """The run's plan from `neatpar evolve`'s parsed arguments (the only reader of them): its
-    settings, start and folder; everything that can be refused is refused here, before the run
-    folder or a simulator exists."""
-    if args.resume:
-        return _plan_resume(args)
-    if args.config is None:
+def make_plan(request: RunRequest) -> Plan:
+    """The run's plan from its request: its settings, start and folder; everything that can be
+    refused is refused here, before the run folder or a simulator exists."""
+    if request.resume:
+        return _plan_resume(request)
+    if request.config is None:
         raise ConfigError("--config is missing: give a neat-python config file with a [neatpar] section (see "
                           "configs/), or --resume CHECKPOINT to continue a run")
-    run = RunSettings.from_file(args.config, _given_flags(args))
+    run = RunSettings.from_file(request.config, dict(request.flags))
     config, settings = run.load()
     _check_clips(settings)
     _breed_for_search(config, settings)
@@ -120,37 +128,39 @@ def make_plan(args) -> Plan:
         run = run.with_population_texts(settings)
     config, configs = _populations(config, settings, run)
     population = neat.Population(config, seed=settings.seed)
-    return Plan(run, config, settings, Start(population, []), args.out or _default_out(args.config),
-                configs=configs, quiet=args.quiet, default_out=args.out is None)
+    return Plan(run, config, settings, Start(population, []), request.out or _default_out(request.config),
+                configs=configs, quiet=request.quiet, default_out=request.out is None)
 
 
-def _plan_resume(args) -> Plan:
+def _plan_resume(request: RunRequest) -> Plan:
     """A resumed run: the checkpoint's stored settings (checked against what was typed again), or,
     for a checkpoint of an earlier neatpar that stored none, the --config given."""
-    checkpoint = Checkpoint.load(args.resume)
+    if os.path.isdir(request.resume):   # a run folder: its latest checkpoint
+        request = dataclasses.replace(request, resume=latest_checkpoint(request.resume))
+    checkpoint = Checkpoint.load(request.resume)
     stored, notes = checkpoint.run_settings, []
-    if args.config is not None and not os.path.isfile(args.config):
-        raise ConfigError(f"config file {args.config!r} not found: leave out --config to continue the run with its "
+    if request.config is not None and not os.path.isfile(request.config):
+        raise ConfigError(f"config file {request.config!r} not found: leave out --config to continue the run with its "
                           f"own settings (stored in its checkpoints)")
     if stored is not None:
-        run, notes = resumed(stored, args.config, _given_flags(args), args.resume)
-    elif args.config is None:
-        raise ConfigError(f"checkpoint {args.resume} holds no settings (an earlier neatpar wrote it): give the "
+        run, notes = resumed(stored, request.config, dict(request.flags), request.resume)
+    elif request.config is None:
+        raise ConfigError(f"checkpoint {request.resume} holds no settings (an earlier neatpar wrote it): give the "
                           f"run's config with --config")
     else:
-        run = RunSettings.from_file(args.config, _given_flags(args))
+        run = RunSettings.from_file(request.config, dict(request.flags))
     config, settings = run.load()
     _check_clips(settings)
     _breed_for_search(config, settings)
     if settings.asymmetric and not run.population_texts:   # settings from --config: the files as they are now
         run = run.with_population_texts(settings)
     config, configs = _populations(config, settings, run)
-    start = Start(checkpoint.restore(config, args.resume), list(checkpoint.population.rows), checkpoint)
+    start = Start(checkpoint.restore(config, request.resume), list(checkpoint.population.rows), checkpoint)
     if start.done >= settings.generations:
-        raise ConfigError(f"checkpoint {args.resume} is at generation {start.done}, and the run has "
+        raise ConfigError(f"checkpoint {request.resume} is at generation {start.done}, and the run has "
                           f"{settings.generations} generations: nothing to do; resume with --generations "
                           f"greater than {start.done}")
-    home = os.path.dirname(os.path.dirname(os.path.abspath(args.resume)))
-    out = os.path.abspath(args.out or home)
+    home = os.path.dirname(os.path.dirname(os.path.abspath(request.resume)))
+    out = os.path.abspath(request.out or home)
     return Plan(run, config, settings, start, out, here=out == home, notes=tuple(notes), configs=configs,
-                quiet=args.quiet, resume=args.resume)
+                quiet=request.quiet, resume=request.resume)

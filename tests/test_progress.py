@@ -1,4 +1,4 @@
-"""Tests of cli/progress.py: a generation's progress bar (GenerationBar) drawn on a terminal only,
+"""Tests of run/progress.py: a generation's progress bar (GenerationBar) drawn on a terminal only,
 redrawn at most every REDRAW_SECONDS with the episodes finished and the agent-steps per second,
 and cleared when the generation ends; and what a user sees of it in real runs on a terminal."""
 import io
@@ -6,9 +6,9 @@ import json
 import re
 import time
 
-from neatpar.cli import progress
-from neatpar.cli.progress import GenerationBar
-from neatpar.types.stats import GenerationStats
+from neatpar.run import progress
+from neatpar.run.progress import GenerationBar
+from neatpar.generation_stats import GenerationStats
 from support.configs import ball_cfg
 from support.runs import PROGRESS_BAR, on_terminal, screen
 

@@ -1,6 +1,7 @@
-"""Tests of cli/evolve.py: `neatpar evolve` as a user runs it (real processes, the real simulator
-builds): the run folder it leaves, resume from a checkpoint alone, the one-line errors of a bad
-start, Ctrl+C and SIGTERM, what it prints for its watchers."""
+"""Tests of run/lifecycle.py: a run from its plan to its end, through `neatpar evolve` as a user
+runs it (real processes, the real simulator builds): the run folder it leaves, resume from a
+checkpoint alone, the one-line errors of a bad start, Ctrl+C and SIGTERM in each phase, what it
+prints for its watchers; and the phase table itself."""
 import gzip
 import json
 import os
@@ -279,7 +280,7 @@ def test_complete_extinction_is_one_line_with_the_run_folder_complete(tmp_path):
 
 def test_a_failed_start_leaves_no_runs_folder(tmp_path):
     config = ball_cfg(tmp_path, num_inputs=5)  # the build observes 8 values
-    result = subprocess.run([sys.executable, "-m", "neatpar.cli", "evolve", "--config", config],
+    result = subprocess.run([sys.executable, "-m", "neatpar", "evolve", "--config", config],
                             capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert result.returncode == 2 and "set num_inputs = 8" in result.stderr
     assert not (tmp_path / "runs").exists()
@@ -295,7 +296,7 @@ def test_a_run_whose_default_folder_another_run_has_takes_the_next_number(tmp_pa
         taken = tmp_path / "runs" / f"ball-{time.strftime('%Y%m%d-%H%M%S', time.localtime(now + second))}"
         taken.mkdir(parents=True, exist_ok=True)
         (taken / "run.json").write_text("{}")
-    result = subprocess.run([sys.executable, "-m", "neatpar.cli", "evolve", "--config", ball_cfg(tmp_path, generations=1)],
+    result = subprocess.run([sys.executable, "-m", "neatpar", "evolve", "--config", ball_cfg(tmp_path, generations=1)],
                             capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert result.returncode == 0, result.stderr
     folder = result.stdout.splitlines()[0].split(" -> ")[1].split(" (generations")[0]
@@ -673,3 +674,27 @@ def test_a_hyperneat_run_on_the_camera_build_leaves_its_substrate_and_repeats_on
     one_line_error(tmp_path, ["evolve", "--resume", checkpoint, "--generations", "3"],
                    "the run folder's substrate.json is not the substrate the settings and the game make now (its node "
                    "coordinates differ)")
+
+
+# ---------------------------------------------------------------- the phase table
+
+
+def test_the_phase_table_leads_from_planned_to_an_end_and_refuses_any_other_step():
+    from neatpar.run.lifecycle import TRANSITIONS, RunPhase, RunLifecycle
+    ends = {phase for phase, following in TRANSITIONS.items() if not following}
+    assert ends == {RunPhase.FINISHED, RunPhase.EXTINCT, RunPhase.INTERRUPTED, RunPhase.FAILED}
+    reached, frontier = set(), [RunPhase.PLANNED]
+    while frontier:
+        phase = frontier.pop()
+        reached.add(phase)
+        frontier += [p for p in TRANSITIONS[phase] if p not in reached]
+    assert reached == set(RunPhase)
+    for phase, following in TRANSITIONS.items():   # an interrupt or a failure can end every phase that is not an end
+        assert phase in ends or {RunPhase.INTERRUPTED, RunPhase.FAILED} <= set(following)
+    lifecycle = RunLifecycle.__new__(RunLifecycle)
+    lifecycle.phase, lifecycle.reached = RunPhase.PLANNED, [RunPhase.PLANNED]
+    with pytest.raises(RuntimeError, match="a run cannot go from planned to running"):
+        lifecycle._to(RunPhase.RUNNING)
+    lifecycle._to(RunPhase.FOLDER_CLAIMED)
+    lifecycle._to(RunPhase.FAILED)
+    assert lifecycle.reached == [RunPhase.PLANNED, RunPhase.FOLDER_CLAIMED]   # what is left to release

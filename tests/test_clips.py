@@ -1,4 +1,4 @@
-"""Tests of cli/clips.py: a run's clips (`video_interval`) on the real simulator builds. Every N-th
+"""Tests of run/clips.py: a run's clips (`video_interval`) on the real simulator builds. Every N-th
 generation and the run's last leave the champion's episode in videos/gen-G.mp4 and in TensorBoard
 at step G, without changing the run's results; a resume removes the clips of the generations it
 plays again and goes on with the schedule; with env hosts the clips are played in the main
@@ -13,9 +13,9 @@ import neat
 from PIL import Image
 
 from neatpar import settings as run_config
-from neatpar.cli.clips import ClipReporter, Clips, ClipSchedule
+from neatpar.run.clips import ClipReporter, Clips, ClipSchedule
 from neatpar.record.video import gif_delay
-from neatpar.episodes.evaluator import EnvEvaluator
+from neatpar.episodes.env_evaluator import EnvEvaluator
 from neatpar.episodes.recording import league_opponents, record_episode
 from neatpar_sim import render
 from support.configs import ball_cfg

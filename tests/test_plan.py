@@ -1,4 +1,4 @@
-"""Tests of cli/plan.py: a run's plan, made before anything starts. A new run takes its settings
+"""Tests of run/plan.py: a run's plan, made before anything starts. A new run takes its settings
 from the config file and the flags typed, its seeded first population and a default run folder; a
 resumed run takes the checkpoint's stored settings, its population and its own folder; what
 cannot be done is refused here, before a run folder or a simulator exists."""
@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from neatpar.cli.command_line import build_parser
-from neatpar.cli.plan import make_plan
+from neatpar.cli.command_line import build_parser, run_request
+from neatpar.run.plan import make_plan
 from neatpar.errors import ConfigError
 from support.configs import ball_cfg, write_config
 from support.evolution import genes_of
@@ -16,7 +16,7 @@ from support.runs import evolve_ok
 
 
 def planned(*argv):
-    return make_plan(build_parser().parse_args(["evolve", *argv]))
+    return make_plan(run_request(build_parser().parse_args(["evolve", *argv])))
 
 
 @pytest.fixture(scope="module")
