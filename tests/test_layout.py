@@ -324,3 +324,10 @@ def test_no_two_public_classes_share_a_name():
                 names.setdefault(node.name, []).append(path)
     found = shared(names, SHARED_CLASS_NAMES)
     assert not found, found
+
+
+def test_no_module_is_over_500_lines():
+    """A module that outgrows 500 lines holds more than one concern: split it by concern."""
+    long = {os.path.relpath(path, ROOT): n for path in modules().values() if path
+            for n in [sum(1 for _ in open(path))] if n > 500}
+    assert not long, long

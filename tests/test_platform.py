@@ -103,6 +103,7 @@ PLACES = {
     "setup.py": {"os.name"},                        # -pthread for POSIX compilers only
     "dev.py": {"sys.platform"},                     # Linux wheels are repaired into manylinux ones
     "bench/bench_evaluator.py": {"fork"},           # neat-python's pool with fork, measured where there is fork
+    "bench/bench_long_runs.py": {"/proc"},          # a run's process tree's memory, read where Linux has it
 }
 
 
