@@ -22,7 +22,7 @@ def members(cls) -> dict[str, str]:
 
 def test_both_courses_have_every_member_of_the_protocol_in_its_shape():
     protocol = members(Course)
-    assert set(protocol) == {"generation", "snapshot", "solved", "completed", "rows", "run", "save_snapshot",
+    assert set(protocol) == {"generation", "snapshot", "solved", "completed", "run", "save_snapshot",
                              "finish", "keep_best", "close"}
     for course in (OnePopulation, Alternation):
         have = members(course)

@@ -35,7 +35,7 @@ def test_a_new_run_takes_its_config_and_the_flags_typed_and_a_seeded_population(
     assert plan.settings.generations == 7 and dict(plan.run.flags) == {"generations": "7"}
     assert plan.run.config_text == open(config).read()
     assert re.fullmatch(r"runs/ball-\d{8}-\d{6}", plan.out) and not os.path.exists("runs")  # nothing made yet
-    assert plan.start.done == 0 and plan.start.rows == [] and plan.start.checkpoint is None and not plan.here
+    assert plan.start.done == 0 and plan.start.checkpoint is None and not plan.here and plan.history is None
     assert plan.default_out
     again = planned("--config", config, "--generations", "7", "--out", str(tmp_path / "mine"))
     assert again.out == str(tmp_path / "mine") and not again.default_out
@@ -48,10 +48,23 @@ def test_a_resumed_run_continues_in_its_own_folder_with_its_stored_settings(fini
     os.remove(finished_run.parent / "ball.cfg")   # not needed: the settings are in the checkpoint
     plan = planned("--resume", checkpoint)
     assert plan.here and plan.out == str(finished_run) and plan.start.done == 1
-    assert plan.settings.generations == 2 and len(plan.start.rows) == 1 and plan.notes == ()
+    assert plan.settings.generations == 2 and plan.history == str(finished_run) and plan.notes == ()  # its stats.csv
     assert plan.start.population.generation == 1
     elsewhere = planned("--resume", checkpoint, "--out", str(tmp_path / "copy"))
     assert not elsewhere.here and elsewhere.out == str(tmp_path / "copy")
+
+
+def test_a_checkpoint_moved_away_from_its_run_folder_resumes_with_a_note_that_stats_csv_begins_there(
+        finished_run, tmp_path):
+    """Checkpoints hold no stats rows (they are the run folder's): without its folder's stats.csv
+    the resumed run's begins at the checkpoint's generation, and the plan says so."""
+    lone = tmp_path / "elsewhere" / "checkpoints"
+    lone.mkdir(parents=True)
+    checkpoint = lone / "checkpoint-1.gz"
+    checkpoint.write_bytes((finished_run / "checkpoints" / "checkpoint-1.gz").read_bytes())
+    plan = planned("--resume", str(checkpoint), "--out", str(tmp_path / "run"))
+    assert plan.notes == (f"no stats.csv beside checkpoint {checkpoint} (its run folder's): the new stats.csv "
+                          f"begins at generation 1",)
 
 
 def test_what_cannot_be_run_is_refused_before_anything_starts(finished_run, tmp_path):

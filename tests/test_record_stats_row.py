@@ -6,8 +6,7 @@ import io
 
 from hypothesis import given, settings, strategies as st
 
-from neatpar.record.folder import RunFolder
-from neatpar.config.run_settings import RunSettings
+from neatpar.record.stats_file import StatsFile
 from neatpar.record.stats_row import STATS_FIELDS, BehaviorValues, StatsRow, stats_columns
 from neatpar.generation_stats import GenerationStats, LeagueValues, ScoredEpisodes
 
@@ -77,12 +76,10 @@ def test_a_row_kept_in_a_checkpoint_reads_back_as_the_same_row(behaviors, game, 
 def test_a_column_that_first_appears_later_is_empty_before_it(tmp_path):
     rows = [row(0, game={"b": 1.0}), row(1, game={"a": 2.0, "b": 3.0}), row(2)]
     assert stats_columns(rows) == [*STATS_FIELDS, "game:b", "game:a"]
-    folder = RunFolder(str(tmp_path / "run"), RunSettings("/c.cfg", "[neatpar]\n"))
-    try:
-        folder.write_stats(rows)
-    finally:
-        folder.release()
-    with open(tmp_path / "run" / "stats.csv") as f:
+    stats = StatsFile(str(tmp_path))
+    for each in rows:
+        stats.append(each)
+    with open(tmp_path / "stats.csv") as f:
         table = list(csv.reader(io.StringIO(f.read())))
     assert table[0] == [*STATS_FIELDS, "game:b", "game:a"]
     assert [line[-2:] for line in table[1:]] == [["1.0", ""], ["3.0", "2.0"], ["", ""]]

@@ -26,6 +26,7 @@ from neatpar.run.recorder import CheckpointSchedule, Reporting, RunRecorder  # n
 from neatpar.episodes.env_evaluator import UnityEvaluator  # noqa: E402
 from neatpar.record.folder import RunFolder  # noqa: E402
 from neatpar.record.plots import species_figure  # noqa: E402
+from neatpar.record.stats_file import StatsFile  # noqa: E402
 from neatpar.config.run_settings import RunSettings  # noqa: E402
 from neatpar_sim.probe import observation  # noqa: E402
 from neatpar.record.tensorboard import EventLog  # noqa: E402
@@ -84,10 +85,10 @@ def record(tmp_path, config, settings, generations, between=None):
     run = RunSettings.from_file(str(tmp_path / "probe.cfg"), {})
     folder = RunFolder(str(tmp_path / "run"), run)
     events = EventLog(folder.path)
-    rows = []
+    stats = StatsFile(folder.path)
     try:
         with UnityEvaluator.from_settings(settings) as evaluator:
-            population.add_reporter(RunRecorder(population, evaluator, rows, Reporting(folder, run, True, events),
+            population.add_reporter(RunRecorder(population, evaluator, stats, Reporting(folder, run, True, events),
                                                 CheckpointSchedule(1000, 1000)))
             for generation in range(generations):
                 population.run(evaluator.evaluate, 1)
@@ -96,7 +97,7 @@ def record(tmp_path, config, settings, generations, between=None):
     finally:
         events.close()
         folder.release()
-    return first, rows, folder.path
+    return first, stats.rows(), folder.path
 
 
 def csv_rows(folder) -> tuple[list[str], list[dict]]:
@@ -264,11 +265,11 @@ def test_a_recorder_without_event_log_or_bar_writes_stats_only(tmp_path):
     population = neat.Population(config, seed=5)
     run = RunSettings.from_file(str(tmp_path / "probe.cfg"), {})
     folder = RunFolder(str(tmp_path / "plain"), run)
-    rows = []
+    stats = StatsFile(folder.path)
     with UnityEvaluator.from_settings(settings) as evaluator:
-        population.add_reporter(RunRecorder(population, evaluator, rows, Reporting(folder, run, True),
+        population.add_reporter(RunRecorder(population, evaluator, stats, Reporting(folder, run, True),
                                             CheckpointSchedule(1000, 1000)))
         population.run(evaluator.evaluate, 1)
-    assert len(rows) == 1 and not [f for f in os.listdir(folder.path) if f.startswith("events.")]
+    assert len(stats.rows()) == 1 and not [f for f in os.listdir(folder.path) if f.startswith("events.")]
     text = io.StringIO(open(os.path.join(folder.path, "stats.csv")).read())
     assert next(csv.reader(text))[:1] == ["generation"]

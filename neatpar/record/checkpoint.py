@@ -3,7 +3,7 @@
 The file keeps neat-python's Checkpointer format (a gzip pickle of generation, config, population,
 species set and random state), so `neat.Checkpointer.restore_checkpoint` reads it; neatpar's own
 state follows as a second pickle in the same file, a plain dict (champion, the evaluator's
-generation count, the stats rows, the best genome, the run's settings, the leagues, the search's
+generation count, stats.csv's header as of then (the rows are in the run folder), the best genome, the run's settings, the leagues, the search's
 state and, in an asymmetric self-play run, the second population), so that a checkpoint names no class of the
 application layer and checkpoints of earlier versions keep loading. Both are pickled without
 side effects on the live config (see neatpar.parallel.serialize).
@@ -34,19 +34,22 @@ from .stats_row import StatsRow
 @dataclass
 class PopulationState:
     """One population as a checkpoint keeps it: its neat config, genomes, species set, the
-    generation it makes next, its best genome and its stats rows."""
+    generation it makes next, its best genome and stats.csv's header as of then (`columns`; the
+    rows are in the run folder, stats_file.py). A checkpoint of an earlier neatpar holds its stats
+    rows instead (`rows`), read still."""
     config: Any
     population: dict
     species: Any
     generation: int
     best_genome: Any = None
+    columns: list[str] = field(default_factory=list)
     rows: list[StatsRow] = field(default_factory=list)
 
     @classmethod
-    def of(cls, population: neat.Population, rows: list[StatsRow], generation: int | None = None) -> "PopulationState":
+    def of(cls, population: neat.Population, columns: list[str], generation: int | None = None) -> "PopulationState":
         """A live population's state; `generation` when neat-python has not counted it yet."""
         return cls(population.config, population.population, population.species,
-                   population.generation if generation is None else generation, population.best_genome, list(rows))
+                   population.generation if generation is None else generation, population.best_genome, list(columns))
 
     def restore(self, config) -> neat.Population:
         """A neat.Population that continues this one under `config`, with the saved run's evolving
@@ -66,13 +69,13 @@ class PopulationState:
 
     def _side_record(self) -> dict:
         return {"config": self.config, "population": self.population, "species": self.species,
-                "best_genome": self.best_genome, "generation": self.generation,
-                "rows": [row.to_record() for row in self.rows]}
+                "best_genome": self.best_genome, "generation": self.generation, "stats_columns": list(self.columns)}
 
     @classmethod
     def _from_side_record(cls, record: dict) -> "PopulationState":
         return cls(record["config"], record["population"], record["species"], record["generation"],
-                   record["best_genome"], [StatsRow.from_record(row) for row in record["rows"]])
+                   record["best_genome"], list(record.get("stats_columns", [])),
+                   [StatsRow.from_record(row) for row in record.get("rows", [])])
 
 
 @dataclass
@@ -110,7 +113,7 @@ class Checkpoint:
         """The pickled content of the file (before gzip): neat-python's 5-tuple, then neatpar's dict."""
         p = self.population
         extras = {"champion": self.evaluator.champion, "evaluator_generation": self.evaluator.generation,
-                  "rows": [row.to_record() for row in p.rows], "best_genome": p.best_genome,
+                  "stats_columns": list(p.columns), "best_genome": p.best_genome,
                   "selfplay": self.evaluator.selfplay, "search": self.evaluator.search}
         if self.run_settings is not None:   # an earlier neatpar stored none
             extras["run_settings"] = self.run_settings.to_dict()
@@ -136,6 +139,7 @@ class Checkpoint:
         sides = extras.get("sides")
         return cls(PopulationState(config=config, population=population, species=species, generation=generation,
                                    best_genome=extras.get("best_genome"),
+                                   columns=list(extras.get("stats_columns", [])),
                                    rows=[StatsRow.from_record(row) for row in extras.get("rows", [])]),
                    rndstate,
                    RunState(champion=extras.get("champion"), generation=extras.get("evaluator_generation", generation),

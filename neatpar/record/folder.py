@@ -1,13 +1,11 @@
 """The run folder of `neatpar evolve`: the run's settings (run.json), checkpoints (checkpoint.py),
-per-generation stats, plots, the winner and the simulator logs (TensorBoard's event files:
-tensorboard.py). Every file but the event files is written atomically (a reader sees the old or
-the whole new one).
+plots, the winner and the simulator logs (per-generation stats: stats_file.py; TensorBoard's event
+files: tensorboard.py). Every file but those appended a generation at a time is written
+atomically (a reader sees the old or the whole new one).
 """
 from __future__ import annotations
 
 import contextlib
-import csv
-import io
 import json
 import os
 import shutil
@@ -26,7 +24,7 @@ from .atomic import write_atomic
 from .checkpoint import checkpoint_path
 from .genomes import save_genome_json, save_genome_pickle
 from .plots import plot
-from .stats_row import EMPTY, StatsRow, stats_columns
+from .stats_row import StatsRow
 
 BEHAVIORS_FILE = "behaviors.json"
 SUBSTRATE_FILE = "substrate.json"   # a hyperneat run's substrate (nn/substrate_file.py)
@@ -182,16 +180,9 @@ class RunFolder:
 
     # ------------------------------------------------------------ stats, plots, winner
 
-    def write_stats(self, rows: list[StatsRow]) -> None:
-        """stats.csv from every generation's row (stats_row.py names the columns)."""
-        text = io.StringIO()
-        writer = csv.DictWriter(text, fieldnames=stats_columns(rows), restval=EMPTY)
-        writer.writeheader()
-        writer.writerows(row.columns() for row in rows)
-        write_atomic(os.path.join(self.path, "stats.csv"), text.getvalue().encode())
-
     def plot(self, rows: list[StatsRow]) -> list[str]:
-        """fitness.png and species.png (plots.py)."""
+        """fitness.png and species.png (plots.py) from every generation's row (stats_file.py reads
+        them back from stats.csv and species.csv)."""
         return plot(rows, self.path)
 
     def has_behaviors(self) -> bool:

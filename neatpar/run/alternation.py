@@ -30,6 +30,8 @@ from .plan import Plan
 from ..record.checkpoint import Checkpoint, PopulationState, save_bytes
 from ..record.folder import RunFolder, load_behaviors
 from ..record.tensorboard import EventLog, behavior_run
+from ..record.stats_file import StatsFile
+from .course import begun_stats
 from .recorder import CheckpointSchedule, Reporting, RunRecorder
 from .winner import final_round_robin
 
@@ -42,7 +44,9 @@ class Side:
     population: neat.Population
     folder: RunFolder
     events: EventLog
-    rows: list
+    stats: StatsFile
+    recorder: RunRecorder
+    done: int
     clips: ClipReporter | None = None
 
 
@@ -57,7 +61,7 @@ class Alternation:
         settings, configs, start = plan.settings, plan.configs, plan.start
         self.settings, self.evaluator, self.folder, self.quiet = settings, evaluator, folder, plan.quiet
         self.run_settings = run = plan.run
-        first, first_rows, saved_sides = start.population, start.rows, start.sides
+        first, saved_sides = start.population, start.sides
         self.snapshot, self.snapshot_generation = b"", 0
         selfplay = evaluator.selfplay
         self.sides: list[Side] = []
@@ -68,23 +72,25 @@ class Alternation:
                                   f"self-play a population stops only when the run does; set no_fitness_termination "
                                   f"= true in its [NEAT] section")
             if number == 0:
-                population, rows = first, first_rows
+                population, saved = first, start.checkpoint.population if start.checkpoint else None
             elif saved_sides is not None:
                 saved = saved_sides[behavior]
-                population, rows = saved.restore(config), list(saved.rows)
+                population = saved.restore(config)
             else:
-                population, rows = neat.Population(config), []   # continues the run's seeded generator
+                population, saved = neat.Population(config), None   # continues the run's seeded generator
             sub = RunFolder(os.path.join(folder.path, behavior_run(behavior)), None)
+            stats = begun_stats(sub.path, plan, saved, behavior_run(behavior))
             events = EventLog(sub.path, resume_at=population.generation if plan.resume else None)
             reporting = Reporting(sub, run, plan.quiet, events, bar, label=f"{behavior.split('?')[0]:>8s} ")
-            population.add_reporter(RunRecorder(population, evaluator, rows, reporting,
-                                                CheckpointSchedule(None, settings.generations)))
+            recorder = RunRecorder(population, evaluator, stats, reporting, CheckpointSchedule(None, settings.generations))
+            population.add_reporter(recorder)
             population.add_reporter(_Turn(self))
             reporter = None
             if clips is not None:
                 reporter = ClipReporter(clips, sub.path, population.generation if plan.resume else None, behavior)
                 population.add_reporter(reporter)
-            self.sides.append(Side(behavior, config, population, sub, events, rows, reporter))
+            self.sides.append(Side(behavior, config, population, sub, events, stats, recorder, population.generation,
+                                   reporter))
             selfplay.start(behavior, next(iter(population.population.values())))
 
     @property
@@ -95,12 +101,7 @@ class Alternation:
     @property
     def completed(self) -> int:
         """Generations with a stats row, both populations together."""
-        return sum(len(side.rows) for side in self.sides)
-
-    @property
-    def rows(self) -> list:
-        """The first population's stats rows (each population's are in its own folder's stats.csv)."""
-        return self.sides[0].rows
+        return sum(side.done + side.recorder.made for side in self.sides)
 
     def run(self, generations: int) -> None:
         """Turns until the run has `generations` generations."""
@@ -116,7 +117,8 @@ class Alternation:
         saved = {side.behavior: PopulationState(config=side.config, population=side.population.population,
                                                 species=side.population.species,
                                                 generation=side.population.generation + (side is advanced),
-                                                best_genome=side.population.best_genome, rows=list(side.rows))
+                                                best_genome=side.population.best_genome,
+                                                columns=list(side.stats.columns))
                  for side in self.sides}
         first = saved.pop(self.sides[0].behavior)
         return Checkpoint(first, random.getstate(), self.evaluator.run_state(), self.run_settings,
@@ -149,7 +151,7 @@ class Alternation:
         for side in self.sides:
             member = selfplay.winner(side.behavior)
             files += self._winner_files(side, member.genome, layouts)
-            files += side.folder.plot(side.rows)
+            files += side.folder.plot(side.stats.rows())
             if side.clips is not None and side.clips.latest is not None:
                 files.append(side.clips.latest)
             if not self.quiet:

@@ -3,10 +3,13 @@ populations of asymmetric self-play taking turns (alternation.py: `Alternation`)
 `Course`, which is all the lifecycle (lifecycle.py) knows of them."""
 from __future__ import annotations
 
+import os
 from typing import Protocol
 
 from ..episodes.env_evaluator import EnvEvaluator
+from ..record.checkpoint import PopulationState
 from ..record.folder import RunFolder
+from ..record.stats_file import StatsFile
 from ..record.tensorboard import EventLog
 from .clips import ClipReporter, Clips
 from .plan import Plan
@@ -34,10 +37,6 @@ class Course(Protocol):
     def completed(self) -> int:
         """The generations completed, counted over every population (the ones a resume restored too)."""
 
-    @property
-    def rows(self) -> list:
-        """The stats rows of the (first) population so far."""
-
     def run(self, generations: int) -> None:
         """Make generations until the run has `generations`."""
 
@@ -54,6 +53,16 @@ class Course(Protocol):
         """Close the course's writers (event files, clips)."""
 
 
+def begun_stats(path: str, plan: Plan, state: PopulationState | None, below: str = "") -> StatsFile:
+    """The stats files of a population's folder `path`; on resume begun at the generation of its
+    checkpoint's `state`, with the rows before it from the run folder the checkpoint came from
+    (its `below` folder: a population's own, in asymmetric self-play)."""
+    stats = StatsFile(path)
+    if plan.resume and state is not None:
+        stats.begin(state.generation, state.columns, os.path.join(plan.history, below), state.rows)
+    return stats
+
+
 class OnePopulation:
     """A run of one population: its recorder, event files and clips (None: no video_interval) in
     the run folder."""
@@ -61,11 +70,12 @@ class OnePopulation:
     def __init__(self, plan: Plan, evaluator: EnvEvaluator, folder: RunFolder, bar: GenerationBar,
                  clips: Clips | None = None):
         start, settings = plan.start, plan.settings
-        self.plan, self.population, self.rows, self.done = plan, start.population, start.rows, start.done
+        self.plan, self.population, self.done = plan, start.population, start.done
         self.evaluator, self.folder = evaluator, folder
         resume_at = start.done if plan.resume else None
         self.events = EventLog(folder.path, resume_at=resume_at)
-        self.recorder = RunRecorder(self.population, evaluator, self.rows,
+        self.stats = begun_stats(folder.path, plan, start.checkpoint.population if start.checkpoint else None)
+        self.recorder = RunRecorder(self.population, evaluator, self.stats,
                                     Reporting(folder, plan.run, plan.quiet, self.events, bar),
                                     CheckpointSchedule(settings.checkpoint_interval, settings.generations))
         self.population.add_reporter(self.recorder)
@@ -88,7 +98,7 @@ class OnePopulation:
 
     @property
     def completed(self) -> int:
-        return len(self.rows)
+        return self.done + self.recorder.made
 
     def run(self, generations: int) -> None:
         self.population.run(self.evaluator.evaluate, generations - self.done)
@@ -98,7 +108,7 @@ class OnePopulation:
 
     def finish(self) -> None:
         final_round_robin(self.evaluator, self.plan.quiet)
-        finish(self.plan, self.folder, self.evaluator, self.rows, self.clips.latest if self.clips else None)
+        finish(self.plan, self.folder, self.evaluator, self.stats, self.clips.latest if self.clips else None)
 
     def keep_best(self) -> list[str]:
         """The best genome so far, its files and models, for a run stopped early (no round-robin,

@@ -42,6 +42,8 @@ from ..config.settings_model import Settings
 from ..episodes.env_evaluator import EnvEvaluator
 from ..errors import NeatparError, Terminated
 from ..record.folder import RunFolder, load_substrate
+from ..record.stats_file import StatsFile
+from ..record.stats_row import StatsRow
 from .alternation import Alternation
 from .clips import Clips, ClipSchedule
 from .course import Course, OnePopulation
@@ -79,15 +81,20 @@ TRANSITIONS: dict[RunPhase, tuple[RunPhase, ...]] = {
 class RunResult:
     """How a run ended (`phase`: FINISHED, EXTINCT or INTERRUPTED; a failure raises instead), its
     run folder (None: stopped before it had one), its winner (the best genome as it scored best;
-    an interrupted run's best so far, None before a generation was scored), the stats rows of its
-    (first) population, the checkpoint its end wrote (interrupted, extinct, or fitness_threshold
-    reached; None otherwise) and the stop signal that interrupted it."""
+    an interrupted run's best so far, None before a generation was scored), the checkpoint its end
+    wrote (interrupted, extinct, or fitness_threshold reached; None otherwise) and the stop signal
+    that interrupted it."""
     phase: RunPhase
     folder: str | None
     winner: Any = None
-    stats: list = dataclasses.field(default_factory=list)
     checkpoint: str | None = None
     stop_signal: int | None = None
+
+    @property
+    def stats(self) -> list[StatsRow]:
+        """Every generation's stats row, read from the run folder's stats.csv and species.csv
+        (an asymmetric self-play run's are in each population's behavior-NAME folder)."""
+        return [] if self.folder is None else StatsFile(self.folder).rows()
 
     @property
     def exit_status(self) -> int:
@@ -126,8 +133,7 @@ class RunLifecycle:
         self.quiet_ray = contextlib.ExitStack()
         self.checkpoint: str | None = None    # written by the run's end
         self.failure: BaseException | None = None
-        start = plan.start
-        self.completed_before = len(start.rows) + sum(len(side.rows) for side in (start.sides or {}).values())
+        self.completed_before = plan.start.done   # generations, every population's together
 
     def execute(self) -> RunResult:
         """The run, phase by phase; its result, or the error that failed it."""
@@ -247,8 +253,7 @@ class RunLifecycle:
         return self._result(self.evaluator.best_so_far, signal_of(stop))
 
     def _result(self, winner, signum: int | None = None) -> RunResult:
-        rows = list(self.course.rows) if self.course is not None else list(self.plan.start.rows)
-        return RunResult(self.phase, self.folder.path, winner, rows, self.checkpoint, signum)
+        return RunResult(self.phase, self.folder.path, winner, self.checkpoint, signum)
 
     # ------------------------------------------------------------ leaving the phases
 

@@ -18,6 +18,7 @@ from ..config.settings_model import Settings
 from ..envs.gym import check_frames
 from ..errors import ConfigError, FramesUnavailable
 from ..record.checkpoint import Checkpoint, PopulationState, latest_checkpoint
+from ..record.stats_file import STATS_FILE
 from ..episodes.environments import gym_setup
 from ..search.strategy import reproduction_type
 from ..run_state import RunState
@@ -38,11 +39,10 @@ class RunRequest:
 
 @dataclass
 class Start:
-    """Where a run starts: its (first) population, new or restored, its stats rows so far, and the
-    checkpoint a resumed run continues (the evaluator's state; in an asymmetric self-play run the
-    other population, run/alternation.py)."""
+    """Where a run starts: its (first) population, new or restored, and the checkpoint a resumed
+    run continues (the evaluator's state; in an asymmetric self-play run the other population,
+    run/alternation.py)."""
     population: neat.Population
-    rows: list
     checkpoint: Checkpoint | None = None
 
     @property
@@ -64,9 +64,11 @@ class Plan:
     """Everything a run is made of before anything starts: its settings (as stored with the run),
     where it starts, its folder (`here`: the resumed checkpoint's own folder), the notes about
     settings a resume changed, whether it prints progress (not when `quiet`), the checkpoint it
-    resumes from (`resume`, None for a new run) and whether `out` is a default name (`default_out`:
-    another one is taken when a run started in the same second has it). An asymmetric self-play run's `configs` are its
-    populations' neat configs (`config` is the first one's, the checkpoints' neat-python part)."""
+    resumes from (`resume`, None for a new run), the run folder it came from (`history`: its stats
+    files hold the generations before it) and whether `out` is a default name (`default_out`:
+    another one is taken when a run started in the same second has it). An asymmetric self-play
+    run's `configs` are its populations' neat configs (`config` is the first one's, the
+    checkpoints' neat-python part)."""
     run: RunSettings
     config: neat.Config
     settings: Settings
@@ -77,6 +79,7 @@ class Plan:
     configs: dict | None = None
     quiet: bool = False
     resume: str | None = None
+    history: str | None = None
     default_out: bool = False
 
 
@@ -128,7 +131,7 @@ def make_plan(request: RunRequest) -> Plan:
         run = run.with_population_texts(settings)
     config, configs = _populations(config, settings, run)
     population = neat.Population(config, seed=settings.seed)
-    return Plan(run, config, settings, Start(population, []), request.out or _default_out(request.config),
+    return Plan(run, config, settings, Start(population), request.out or _default_out(request.config),
                 configs=configs, quiet=request.quiet, default_out=request.out is None)
 
 
@@ -155,12 +158,15 @@ def _plan_resume(request: RunRequest) -> Plan:
     if settings.asymmetric and not run.population_texts:   # settings from --config: the files as they are now
         run = run.with_population_texts(settings)
     config, configs = _populations(config, settings, run)
-    start = Start(checkpoint.restore(config, request.resume), list(checkpoint.population.rows), checkpoint)
+    start = Start(checkpoint.restore(config, request.resume), checkpoint)
     if start.done >= settings.generations:
         raise ConfigError(f"checkpoint {request.resume} is at generation {start.done}, and the run has "
                           f"{settings.generations} generations: nothing to do; resume with --generations "
                           f"greater than {start.done}")
     home = os.path.dirname(os.path.dirname(os.path.abspath(request.resume)))
     out = os.path.abspath(request.out or home)
+    if not (checkpoint.population.rows or os.path.isfile(os.path.join(home, STATS_FILE)) or settings.asymmetric):
+        notes.append(f"no {STATS_FILE} beside checkpoint {request.resume} (its run folder's): the new {STATS_FILE} "
+                     f"begins at generation {start.done}")
     return Plan(run, config, settings, start, out, here=out == home, notes=tuple(notes), configs=configs,
-                quiet=request.quiet, resume=request.resume)
+                quiet=request.quiet, resume=request.resume, history=home)

@@ -1,7 +1,11 @@
-"""neat-python reporters of `neatpar evolve`: one line per generation on the terminal (a progress
-bar while it runs), stats.csv rows and TensorBoard events, checkpoints (every K generations and
-of the run's last generation), and the snapshot that lets Ctrl+C, SIGTERM, extinction or a reached
-fitness_threshold checkpoint the generation that was running."""
+"""neat-python reporters of a run: one line per generation on the terminal (a progress bar while
+it runs), stats.csv rows and TensorBoard events, checkpoints (every K generations and of the run's
+last generation), and the snapshot that lets Ctrl+C, SIGTERM, extinction or a reached
+fitness_threshold checkpoint the generation that was running.
+
+What a generation costs here does not grow with the run: its row is appended to the run folder's
+files (stats_file.py), checkpoints and the snapshot hold no history, and of the reproduction's
+ancestors (neat-python keeps every genome's parents ever made) only the living generation's stay."""
 from __future__ import annotations
 
 import random
@@ -13,6 +17,7 @@ import neat
 from ..config.run_settings import RunSettings
 from ..record.checkpoint import Checkpoint, PopulationState, save_bytes
 from ..record.folder import RunFolder
+from ..record.stats_file import StatsFile
 from ..record.stats_row import StatsRow
 from ..record.tensorboard import EventLog
 from .progress import GenerationBar
@@ -41,6 +46,17 @@ class CheckpointSchedule:
     final: int
 
 
+def keep_living_ancestors(reproduction, population) -> None:
+    """Forget the parents of genomes that are gone: neat-python's reproduction records every
+    genome's parents in `ancestors` and never reads them (about 4 KiB a generation at population
+    40, for the run's whole length); the living generation's stay."""
+    ancestors = getattr(reproduction, "ancestors", None)
+    if isinstance(ancestors, dict) and len(ancestors) > len(population):
+        living = {key: ancestors[key] for key in population if key in ancestors}
+        ancestors.clear()
+        ancestors.update(living)
+
+
 def _search_note(row: StatsRow) -> str:
     """A search's part of a generation's line: the archive's size (MAP-Elites: with its coverage)."""
     if row.search is None:
@@ -51,12 +67,14 @@ def _search_note(row: StatsRow) -> str:
 
 class RunRecorder(neat.reporting.BaseReporter):
     """Progress lines, stats rows, TensorBoard events, checkpoints and the state a Ctrl+C
-    checkpoint needs, of one population whose stats rows so far are `rows` (appended to as it
-    goes): where and how they are reported is `reporting`, when checkpoints are written
-    `checkpoints`."""
+    checkpoint needs, of one population whose stats rows go to `stats` (begun where the run
+    starts): where and how they are reported is `reporting`, when checkpoints are written
+    `checkpoints`. `made` counts the generations it recorded."""
 
-    def __init__(self, population, evaluator, rows: list, reporting: Reporting, checkpoints: CheckpointSchedule):
-        self.population, self.evaluator, self.rows, self.checkpoints = population, evaluator, rows, checkpoints
+    def __init__(self, population, evaluator, stats: StatsFile, reporting: Reporting,
+                 checkpoints: CheckpointSchedule):
+        self.population, self.evaluator, self.stats, self.checkpoints = population, evaluator, stats, checkpoints
+        self.made = 0
         self.folder, self.run, self.quiet = reporting.folder, reporting.run, reporting.quiet
         self.solved: int | None = None  # the generation whose fitness reached fitness_threshold
         self.events, self.bar, self.label = reporting.events, reporting.bar, reporting.label
@@ -78,7 +96,7 @@ class RunRecorder(neat.reporting.BaseReporter):
         self.started = time.perf_counter()
         # A consistent picture of this generation before it is evaluated: a Ctrl+C or SIGTERM
         # during evaluation or reproduction checkpoints this, and resume evaluates it again.
-        self.snapshot = self._checkpoint(PopulationState.of(self.population, self._rows_before(generation))).to_bytes()
+        self.snapshot = self._checkpoint(PopulationState.of(self.population, self.stats.columns)).to_bytes()
         if self.bar is not None:
             self.bar.start(generation, len(self.population.population) * self.evaluator.settings.episodes_per_genome)
 
@@ -88,8 +106,8 @@ class RunRecorder(neat.reporting.BaseReporter):
         row = StatsRow.of_generation(self.generation, population, species, stats, time.perf_counter() - self.started,
                                      self.population_behaviors, selfplay.row() if selfplay is not None else None,
                                      self.evaluator.search_stats, self.evaluator.fitness)
-        self.rows.append(row)
-        self.folder.write_stats(self.rows)
+        self.stats.append(row)
+        self.made += 1
         if self.events is not None:
             self.events.write(self.generation, row, stats.game.histograms())
         if self.bar is not None:
@@ -126,11 +144,9 @@ class RunRecorder(neat.reporting.BaseReporter):
             # neat-python counts the new generation after its reporters have seen it
             made = PopulationState(config=self.population.config, population=population, species=species_set,
                                    generation=next_generation, best_genome=self.population.best_genome,
-                                   rows=self._rows_before(next_generation))
+                                   columns=list(self.stats.columns))
             self._checkpoint(made).save(self.folder.path)
-
-    def _rows_before(self, generation: int) -> list:
-        return [r for r in self.rows if r.generation < generation]
+        keep_living_ancestors(self.population.reproduction, population)
 
     def _checkpoint(self, population: PopulationState) -> Checkpoint:
         """The run with `population` as it is now (random state, evaluator, settings)."""

@@ -13,14 +13,15 @@ from ..episodes.env_evaluator import EnvEvaluator
 from ..record.archive import save_archive
 from ..record.folder import SUBSTRATE_FILE, RunFolder, load_behaviors, load_substrate
 from ..record.models import write_winner_models
+from ..record.stats_file import StatsFile
 from .hints import program, shown_path, watch_command
 from .plan import Plan
 
 
-def finish(plan: Plan, folder: RunFolder, evaluator: EnvEvaluator, rows: list, clip: str | None = None) -> None:
-    """The winner files, its models for Unity and the plot of a run that ended (the simulator is
-    no longer needed); what the run left, the commands that play and watch it and its latest
-    clip, `clip` (when quiet, the winner and its file only)."""
+def finish(plan: Plan, folder: RunFolder, evaluator: EnvEvaluator, stats: StatsFile, clip: str | None = None) -> None:
+    """The winner files, its models for Unity and the plots of a run that ended, from its stats
+    files (the simulator is no longer needed); what the run left, the commands that play and
+    watch it and its latest clip, `clip` (when quiet, the winner and its file only)."""
     config, quiet = plan.config, plan.quiet
     evaluator.close()
     # The best genome found, as it was when it scored best (neat-python's best_genome is the
@@ -28,7 +29,7 @@ def finish(plan: Plan, folder: RunFolder, evaluator: EnvEvaluator, rows: list, c
     # league's winner.
     best = evaluator.winner
     files = winner_files(plan, folder, evaluator, best)
-    plots = folder.plot(rows)
+    plots = folder.plot(stats.rows())
     archive = evaluator.search.elites
     if archive is not None:
         plots += save_archive(folder.path, archive, config, evaluator.settings.qd_offset)
