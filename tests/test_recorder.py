@@ -273,3 +273,27 @@ def test_a_recorder_without_event_log_or_bar_writes_stats_only(tmp_path):
     assert len(stats.rows()) == 1 and not [f for f in os.listdir(folder.path) if f.startswith("events.")]
     text = io.StringIO(open(os.path.join(folder.path, "stats.csv")).read())
     assert next(csv.reader(text))[:1] == ["generation"]
+
+
+def test_only_the_living_generation_s_ancestors_are_kept_and_evolution_is_unchanged():
+    """neat-python records every genome's parents and never reads them: a run keeps the living
+    generation's only (memory that would grow with the run's length), with the same genomes."""
+    from neatpar.run.recorder import keep_living_ancestors
+    from support.configs import load_config
+
+    def fitness(genomes, _config):
+        for key, genome in genomes:
+            genome.fitness = (len(genome.connections) + key % 7) / 100   # below fitness_threshold: all 12 run
+
+    class Trim(neat.reporting.BaseReporter):
+        def end_generation(self, config, population, species_set):
+            keep_living_ancestors(kept.reproduction, population)
+            assert set(kept.reproduction.ancestors) == set(population)
+    kept = neat.Population(load_config(), seed=4)   # seeds the random module: each run in turn
+    kept.add_reporter(Trim())
+    kept.run(fitness, 12)
+    full = neat.Population(load_config(), seed=4)
+    full.run(fitness, 12)
+    assert len(full.reproduction.ancestors) > 10 * len(full.population)   # every genome ever made
+    assert sorted(kept.population) == sorted(full.population)
+    assert all(kept.reproduction.ancestors[k] == full.reproduction.ancestors[k] for k in kept.population)
