@@ -275,25 +275,46 @@ def test_a_recorder_without_event_log_or_bar_writes_stats_only(tmp_path):
     assert next(csv.reader(text))[:1] == ["generation"]
 
 
-def test_only_the_living_generation_s_ancestors_are_kept_and_evolution_is_unchanged():
-    """neat-python records every genome's parents and never reads them: a run keeps the living
-    generation's only (memory that would grow with the run's length), with the same genomes."""
-    from neatpar.run.recorder import keep_living_ancestors
+def test_of_the_history_neat_python_keeps_only_what_it_reads_stays_and_evolution_is_unchanged():
+    """neat-python records every genome's parents and never reads them, and each species'
+    fitness history of which stagnation reads the maximum: a run keeps the living generation's
+    parents and that maximum (memory and checkpoints that would grow with the run's length), and
+    makes the same genomes, species and stagnation (max_stagnation 3: species go stagnant)."""
+    from neatpar.run.recorder import forget_history
     from support.configs import load_config
 
     def fitness(genomes, _config):
         for key, genome in genomes:
-            genome.fitness = (len(genome.connections) + key % 7) / 100   # below fitness_threshold: all 12 run
+            genome.fitness = (len(genome.connections) + key % 7) / 100   # below fitness_threshold: all 30 run
+
+    def config():
+        made = load_config()
+        made.stagnation_config.max_stagnation, made.stagnation_config.species_elitism = 3, 1
+        made.species_set_config.compatibility_threshold = 1.0   # several species
+        return made
 
     class Trim(neat.reporting.BaseReporter):
         def end_generation(self, config, population, species_set):
-            keep_living_ancestors(kept.reproduction, population)
+            forget_history(kept.reproduction, population, species_set)
             assert set(kept.reproduction.ancestors) == set(population)
-    kept = neat.Population(load_config(), seed=4)   # seeds the random module: each run in turn
+            assert all(len(s.fitness_history) <= 1 for s in species_set.species.values())
+
+    class Stagnant(neat.reporting.BaseReporter):
+        def __init__(self):
+            self.seen = []
+
+        def species_stagnant(self, sid, species):
+            self.seen.append(sid)
+    kept, kept_stagnant = neat.Population(config(), seed=4), Stagnant()   # seeds the random module: each run in turn
     kept.add_reporter(Trim())
-    kept.run(fitness, 12)
-    full = neat.Population(load_config(), seed=4)
-    full.run(fitness, 12)
+    kept.add_reporter(kept_stagnant)
+    kept.run(fitness, 30)
+    full, full_stagnant = neat.Population(config(), seed=4), Stagnant()
+    full.add_reporter(full_stagnant)
+    full.run(fitness, 30)
     assert len(full.reproduction.ancestors) > 10 * len(full.population)   # every genome ever made
+    assert max(len(s.fitness_history) for s in full.species.species.values()) > 5   # neat-python keeps every one
     assert sorted(kept.population) == sorted(full.population)
+    assert sorted(kept.species.species) == sorted(full.species.species)
+    assert kept_stagnant.seen == full_stagnant.seen and kept_stagnant.seen   # species went stagnant, the same ones
     assert all(kept.reproduction.ancestors[k] == full.reproduction.ancestors[k] for k in kept.population)

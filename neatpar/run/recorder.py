@@ -4,8 +4,8 @@ last generation), and the snapshot that lets Ctrl+C, SIGTERM, extinction or a re
 fitness_threshold checkpoint the generation that was running.
 
 What a generation costs here does not grow with the run: its row is appended to the run folder's
-files (stats_file.py), checkpoints and the snapshot hold no history, and of the reproduction's
-ancestors (neat-python keeps every genome's parents ever made) only the living generation's stay."""
+files (stats_file.py), checkpoints and the snapshot hold no history, and of what neat-python keeps
+for the run's whole length only what it reads stays (`forget_history`)."""
 from __future__ import annotations
 
 import random
@@ -46,15 +46,21 @@ class CheckpointSchedule:
     final: int
 
 
-def keep_living_ancestors(reproduction, population) -> None:
-    """Forget the parents of genomes that are gone: neat-python's reproduction records every
-    genome's parents in `ancestors` and never reads them (about 4 KiB a generation at population
-    40, for the run's whole length); the living generation's stay."""
+def forget_history(reproduction, population, species_set) -> None:
+    """What neat-python keeps for a run's whole length, cut to what it reads, so that neither a
+    generation's memory nor its checkpoint grows with the run: of `ancestors` (every genome's
+    parents, never read; about 4 KiB a generation at population 40) the living generation's; of
+    each species' `fitness_history` (of which the stagnation reads only the maximum, and which
+    every snapshot pickles) that maximum, the first one of equals, as `max` finds it."""
     ancestors = getattr(reproduction, "ancestors", None)
     if isinstance(ancestors, dict) and len(ancestors) > len(population):
         living = {key: ancestors[key] for key in population if key in ancestors}
         ancestors.clear()
         ancestors.update(living)
+    for species in getattr(species_set, "species", {}).values():
+        history = getattr(species, "fitness_history", None)
+        if isinstance(history, list) and len(history) > 1:
+            history[:] = [max(history)]
 
 
 def _search_note(row: StatsRow) -> str:
@@ -146,7 +152,7 @@ class RunRecorder(neat.reporting.BaseReporter):
                                    generation=next_generation, best_genome=self.population.best_genome,
                                    columns=list(self.stats.columns))
             self._checkpoint(made).save(self.folder.path)
-        keep_living_ancestors(self.population.reproduction, population)
+        forget_history(self.population.reproduction, population, species_set)
 
     def _checkpoint(self, population: PopulationState) -> Checkpoint:
         """The run with `population` as it is now (random state, evaluator, settings)."""
