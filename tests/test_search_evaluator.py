@@ -2,8 +2,11 @@
 (fitness, descriptor): novelty in process selects on novelty and keeps the true fitness and the
 best genome; MAP-Elites through neatpar.ParallelEvaluator (real spawn workers, which hand the
 descriptors back) gives the archive the same function gives in process; a number where a
-descriptor is needed, or descriptors of two widths, stop the first generation naming the genome."""
+descriptor is needed, or descriptors of two widths, stop the first generation naming the genome; a
+novelty search refuses a neat config that would stop on the novelty crossing fitness_threshold,
+before scoring a genome."""
 import os
+import re
 
 import neat
 import pytest
@@ -82,3 +85,26 @@ def test_a_number_where_a_descriptor_is_needed_and_uneven_descriptors_name_the_g
 
 def neatpar_number(genome, config):
     return float(genome.key)
+
+
+@pytest.mark.parametrize("name", ["novelty", "novelty+fitness"])
+def test_a_novelty_search_refuses_fitness_termination_before_any_generation_is_scored(name):
+    """neat-python would stop as soon as the novelty (genome.fitness) crossed fitness_threshold and
+    return the most novel genome: the search refuses the config as the command line does."""
+    config = xor_config()
+    config.no_fitness_termination, config.fitness_threshold = False, 0.0   # any novelty would cross it
+    calls = []
+
+    def counted(genome, config):
+        calls.append(genome.key)
+        return described(genome, config)
+
+    population = neat.Population(config, seed=2)
+    with pytest.raises(ConfigError, match=rf"search = {re.escape(name)} sets genome.fitness to .*: set \[NEAT\] "
+                                          r"no_fitness_termination = true"):
+        population.run(SearchEvaluator(name, counted, seed=2).evaluate, 5)
+    assert calls == [] and population.generation == 0
+    with pytest.raises(ConfigError, match=r"no_fitness_termination = true"):
+        SearchEvaluator(name, counted).attach(neat.Population(config, seed=2))
+    fitness = SearchEvaluator("fitness", counted)   # the fitness search's genome.fitness is the fitness
+    assert neat.Population(config, seed=2).run(fitness.evaluate, 5) is not None and calls

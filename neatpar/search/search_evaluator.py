@@ -13,8 +13,10 @@ population-level evaluator that hands the descriptors back (neatpar.ParallelEval
 """
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any, Callable
 
+from ..config.searches import check_neat_config
 from ..errors import ConfigError
 from .descriptors import descriptor_of, outcome_of
 from .results import Best, Outcome, SearchStats
@@ -51,10 +53,17 @@ class SearchEvaluator:
 
     def attach(self, population) -> None:
         """Bind the search to a neat.Population just made or restored (MAP-Elites' reproduction)."""
+        self.check(population.config)
         self.search.attach(population)
+
+    def check(self, config) -> None:
+        """Refuse a neat config whose fitness_threshold would compare what a novelty search writes
+        into genome.fitness (the command line's rule), before any generation is scored."""
+        check_neat_config(SimpleNamespace(search=self.search.name), config, "SearchEvaluator's neat config")
 
     def evaluate(self, genomes, config) -> None:
         """neat-python's fitness callback: every genome's outcome, scored through the search."""
+        self.check(config)
         pairs = list(genomes)
         needs = self.search.needs_descriptor
         if self.function is not None:
