@@ -251,3 +251,21 @@ def test_genome_takes_an_elite_of_an_archive_by_its_cell_and_refuses_a_cell_with
         _genome(str(tmp_path / "winner.json"), "0,0", xor_config)
     parsed = build_parser().parse_args(["export", "--config", "c", "--genome", path, "--cell", "1,1", "--out", "o"])
     assert parsed.cell == "1,1"
+
+
+def test_export_of_an_empty_cell_of_a_large_archive_is_one_line_naming_the_nearest_filled_cells(tmp_path,
+                                                                                                 xor_config):
+    """`neatpar export --genome RUN/archive.json --cell I,J` on an empty cell of an archive of 64
+    elites: one line with their count and the filled cells nearest the one asked."""
+    import numpy as np
+    from neatpar.record.archive import save_archive
+    from neatpar.search.map_elites import EliteArchive, Grid
+    genomes = list(neat.Population(xor_config, seed=1).population.items())[:64]
+    index = [(i, j) for i in range(8) for j in range(8)]
+    archive = EliteArchive(Grid(((0.0, 1.0), (0.0, 1.0)), (12, 12)))
+    archive.offer(genomes, np.ones(64), np.array([[(i + 0.5) / 12, (j + 0.5) / 12] for i, j in index]), 0)
+    path = save_archive(str(tmp_path), archive, xor_config)[0]
+    line = one_line_error(tmp_path, ["export", "--config", ball_cfg(tmp_path), "--genome", path, "--cell", "10,3",
+                                     "--out", str(tmp_path / "elite.onnx")],
+                          f"cell 10,3 of {path} is empty: 64 of its 12 x 12 cells are filled, the nearest 7,3 ")
+    assert line.endswith("the fittest 0,0 (fitness 1)")

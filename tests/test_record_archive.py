@@ -51,3 +51,21 @@ def test_an_empty_cell_a_cell_off_the_grid_and_a_file_that_is_no_archive_are_one
     assert not is_archive_file(str(other)) and not is_archive_file(str(tmp_path / "missing.json"))
     with pytest.raises(ConfigError, match="is not a MAP-Elites archive"):
         load_elite(str(other), "0,0")
+
+
+def test_an_empty_cell_of_a_large_archive_names_the_count_the_nearest_filled_cells_and_the_fittest(tmp_path,
+                                                                                                     xor_config):
+    """Past a dozen filled cells the line gives their count, the eight nearest the cell asked (by
+    index distance, ties in index order) and the fittest, not the first few of the file."""
+    genomes = list(neat.Population(xor_config, seed=2).population.items())[:64]
+    index = [(i, j) for i in range(0, 16, 2) for j in range(0, 16, 2)]            # 64 of 256 cells
+    archive = EliteArchive(Grid(((-1.0, 1.0), (-1.0, 1.0)), (16, 16)))
+    centres = np.array([[(i + 0.5) / 8 - 1, (j + 0.5) / 8 - 1] for i, j in index])
+    archive.offer(genomes, np.array([float(i + j) for i, j in index]), centres, 1)
+    path = save_archive(str(tmp_path), archive, xor_config)[0]
+    assert len(json.load(open(path))["cells"]) == 64
+    with pytest.raises(ConfigError) as raised:
+        load_elite(path, "7,7")
+    assert str(raised.value) == (f"cell 7,7 of {path} is empty: 64 of its 16 x 16 cells are filled, the nearest "
+                                 f"6,6 6,8 8,6 8,8 4,6 4,8 6,4 6,10, the fittest 14,14 (fitness 28)")
+    assert "\n" not in str(raised.value)

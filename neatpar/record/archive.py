@@ -64,9 +64,25 @@ def load_elite(path: str, cell: str):
             genome = genome_from_dict(entry["genome"], f"{path} cell {cell}")
             genome.fitness = entry["fitness"]   # the elite's (true) fitness, as the archive scored it
             return genome
-    filled = " ".join(",".join(map(str, e["index"])) for e in data["cells"][:12])
-    raise ConfigError(f"cell {cell} of {path} is empty: the filled cells are {filled}"
-                      f"{' ...' if len(data['cells']) > 12 else ''}")
+    raise ConfigError(f"cell {cell} of {path} is empty: {_filled_cells(data['cells'], index, bins)}")
+
+
+ALL_FILLED = 12   # up to this many filled cells, an empty cell's error lists them all
+NEAREST = 8       # past it, the error lists the filled cells nearest the one asked
+
+
+def _filled_cells(cells: list[dict], index: tuple[int, ...], bins: list[int]) -> str:
+    """What an empty cell's error says of the filled ones, in one line whatever the archive's size:
+    all of them when few; else their count, the nearest to `index` (by index distance, ties in
+    index order) and the fittest, the cells a user would pick instead."""
+    def name(entry: dict) -> str:
+        return ",".join(map(str, entry["index"]))
+    if len(cells) <= ALL_FILLED:
+        return f"the filled cells are {' '.join(map(name, cells))}"
+    ordered = sorted(cells, key=lambda e: (sum((a - b) ** 2 for a, b in zip(e["index"], index)), e["index"]))
+    fittest = max(cells, key=lambda e: e["fitness"])
+    return (f"{len(cells)} of its {' x '.join(map(str, bins))} cells are filled, the nearest "
+            f"{' '.join(map(name, ordered[:NEAREST]))}, the fittest {name(fittest)} (fitness {fittest['fitness']:.4g})")
 
 
 def _load(path: str) -> dict:
