@@ -2,6 +2,7 @@
 (H, W, C) order, channels on z, sensors side by side, hidden specs), coordinates given in a JSON
 file, the records' checks and their one-line errors."""
 import json
+import re
 
 import numpy as np
 import pytest
@@ -99,7 +100,7 @@ def test_three_coordinates_in_the_file_make_the_substrate_three_dimensional(tmp_
     ({"inputs": [[0.0, 0.0], [0.1]]}, r"\[x, y\] or \[x, y, z\]"),
     ({"inputs": [[0.0, "a"]]}, r"\[x, y\] or \[x, y, z\]"),
     ({"inputs": [[0.0, 0.0]]}, "give 1 inputs but the behavior has 3 observation values"),
-    ({"outputs": [[0.0, 2.0]]}, r"layer 'outputs', node 0: coordinates \[0.0, 2.0\] are not all in \[-1, 1\]"),
+    ({"outputs": [[0.0, 2.0]]}, r"outputs, node 0: \[0.0, 2.0\] has y = 2.0, outside \[-1, 1\]"),
     ({"hidden": [[[0.0, 0.0]], []]}, "hidden layer 2: give a non-empty list"),
     ({"hidden": {"a": 1}}, "give a list of layers"),
 ])
@@ -107,6 +108,20 @@ def test_bad_coordinates_files_are_one_line_errors(tmp_path, data, message):
     with pytest.raises(ConfigError, match=message) as raised:
         make_substrate(IOShapes(((3,),), 1), coordinates=write(tmp_path, data))
     assert "\n" not in str(raised.value)
+
+
+def test_a_coordinate_out_of_range_names_the_file_the_layer_and_the_node_as_written(tmp_path):
+    """A 2-D node of a file whose other layer is 3-D: the error names the file, the layer and the
+    node, and shows the point as the file has it (no z added, integers as integers)."""
+    path = write(tmp_path, {"inputs": [[0.0, -1], [1.5, -1], [0.5, -1]], "outputs": [[0, 1, 0.5]]})
+    with pytest.raises(ConfigError) as raised:
+        make_substrate(IOShapes(((3,),), 1), coordinates=path)
+    assert str(raised.value) == (f"substrate coordinates {path!r} inputs, node 1: [1.5, -1] has x = 1.5, outside "
+                                 f"[-1, 1]: give every coordinate in [-1, 1]")
+    path = write(tmp_path, {"hidden": [[[0, 0]], [[0.25, 0, -3]]]}, "hidden.json")
+    with pytest.raises(ConfigError, match=rf"^substrate coordinates {re.escape(repr(path))} hidden layer 2, node 0: "
+                                          rf"\[0.25, 0, -3\] has z = -3, outside \[-1, 1\]"):
+        make_substrate(IOShapes(((2, 2, 2),), 1), coordinates=path)
 
 
 def test_hidden_layers_given_twice_or_a_missing_file_are_errors(tmp_path):

@@ -340,13 +340,19 @@ def read_coordinates(path: str) -> dict[str, list[np.ndarray]]:
 
 
 def _nodes(value, where: str) -> np.ndarray:
-    """A list of [x, y] or [x, y, z] as an array, with a one-line error for anything else."""
+    """A list of [x, y] or [x, y, z] in [-1, 1] as an array, with a one-line error for anything
+    else (naming the file, the layer and the node, the point as the file has it)."""
     ok = (isinstance(value, list) and value and all(isinstance(n, list) and len(n) in (2, 3) for n in value)
           and len({len(n) for n in value}) == 1
           and all(isinstance(c, (int, float)) and not isinstance(c, bool) for n in value for c in n))
     if not ok:
         raise ConfigError(f"substrate coordinates {where}: give a non-empty list of nodes, each [x, y] or [x, y, z] "
                           f"(numbers, the same count for every node)")
+    for node, point in enumerate(value):   # here, where the file and the point as written are known
+        for axis, coordinate in zip("xyz", point):
+            if not abs(coordinate) <= 1.0:
+                raise ConfigError(f"substrate coordinates {where}, node {node}: {json.dumps(point)} has {axis} = "
+                                  f"{json.dumps(coordinate)}, outside [-1, 1]: give every coordinate in [-1, 1]")
     return np.array(value, dtype=np.float64)
 
 
