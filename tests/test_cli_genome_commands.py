@@ -10,6 +10,7 @@ import shutil
 import sys
 
 import neat
+import numpy as np
 import pytest
 
 from neatpar.cli.command_line import build_parser
@@ -137,15 +138,55 @@ def first_genome_file(tmp_path, config_path) -> str:
     return path
 
 
-def test_play_video_writes_one_episode_with_a_frame_per_decision(tmp_path, monkeypatch):
+def test_play_video_writes_one_episode_with_a_frame_per_decision_and_its_end(tmp_path, monkeypatch):
     config = ball_cfg(tmp_path)
     genome, video = first_genome_file(tmp_path, config), tmp_path / "episode.mp4"
     result = neatpar_cli("play", "--config", config, "--genome", genome, "--video", str(video))
     assert result.returncode == 0 and result.stderr == "", result.stderr
     first, second = result.stdout.splitlines()
     steps = int(re.fullmatch(r"genome \d+: 1 episode of (\d+) decisions, return -?\d+\.\d{3}", first).group(1))
-    assert second == f"video: {video} ({steps} frames at 25 frames per second)" and steps > 1
-    assert len(mp4_frames(video, monkeypatch)) == steps
+    assert second == f"video: {video} ({steps + 1} frames at 25 frames per second, the last held 1 s)" and steps > 1
+    assert len(mp4_frames(video, monkeypatch)) == steps + 1 + 25   # the decisions, the end, held 1 s
+
+
+def test_play_video_of_a_solved_camera_agent_shows_it_reach_the_target_and_holds_that_frame(tmp_path):
+    """A camera agent that solves the task (support/camera.py's CPPN) reaches its target in a few
+    decisions: the GIF shows every decision and then the episode's end, the agent on the target
+    (as the terminal step's observation has it), held HOLD_SECONDS so that the clip can be watched."""
+    from neatpar.record.video import HOLD_SECONDS, gif_delay
+    from neatpar_sim import render
+    from neatpar_sim.camera import Camera
+    from support.camera import two_node_cppn
+    from support.paths import BUILDS
+    from support.simulators import free_worker_id
+    from support.videos import gif_frames
+    path = write_config(tmp_path, "camera.cfg", num_inputs=7, num_outputs=2, num_hidden=2,
+                        activation_default="tanh", activation_options="tanh",
+                        neatpar={"env": os.path.join(BUILDS, "camera"), "env_args": "--agents 4 --max-steps 40",
+                                 "behaviors": "Camera?team=0: population", "max_steps": 40, "seed": 1,
+                                 "network": "hyperneat", "hyperneat_activation": "tanh", "hyperneat_leo": "true",
+                                 "hyperneat_weight_threshold": 0.05, "worker_id": free_worker_id(),
+                                 "substrate_coordinates": os.path.join(CONFIGS, "camera-substrate.json")})
+    config, _ = load(path)
+    save_genome_json(two_node_cppn(config), config, str(tmp_path / "winner.json"))
+    video = tmp_path / "episode.gif"
+    result = neatpar_cli("play", "--config", path, "--genome", str(tmp_path / "winner.json"), "--video", str(video))
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    steps = int(re.search(r"1 episode of (\d+) decisions", result.stdout).group(1))
+    delay = gif_delay(render.FRAMES_PER_SECOND)
+    frames = gif_frames(video.read_bytes(), delay)
+    held = round(HOLD_SECONDS * 1000 / delay)
+    assert 1 <= steps < 10 and HOLD_SECONDS >= 1 and len(frames) == steps + 1 + held, (steps, len(frames))
+    assert all((f == frames[-1]).all() for f in frames[steps:])
+    reach = render.Scale(0.0, 1.0, 16, render.SIZE - 16).length(Camera.REACH)
+
+    def apart(frame):   # pixels from the agent's white disc to the target's red one
+        agent = np.argwhere((frame == (240, 240, 240)).all(axis=-1)).mean(axis=0)
+        target = np.argwhere((frame == Camera.TARGET).all(axis=-1)).mean(axis=0)
+        return float(np.hypot(*(agent - target)))
+    assert [apart(f) < reach for f in frames[:steps + 1]] == [False] * steps + [True]
+    assert f"video: {video} ({steps + 1} frames at 25 frames per second, the last held {HOLD_SECONDS:g} s)" \
+        in result.stdout
 
 
 def test_play_video_on_a_game_that_sends_no_frames_is_one_line_naming_the_window_and_writes_nothing(tmp_path):

@@ -14,7 +14,7 @@ from PIL import Image
 
 from neatpar import settings as run_config
 from neatpar.run.clips import ClipReporter, Clips, ClipSchedule
-from neatpar.record.video import gif_delay
+from neatpar.record.video import HOLD_SECONDS, gif_delay
 from neatpar.episodes.env_evaluator import EnvEvaluator
 from neatpar.episodes.recording import league_opponents, record_episode
 from neatpar_sim import render
@@ -45,7 +45,7 @@ def test_every_nth_generation_and_the_last_get_a_clip_that_changes_nothing_and_a
     assert f"see it: {run / 'videos' / 'gen-2.mp4'}" in result.stdout.splitlines()
     clips = tensorboard_clips(run)
     assert [c.step for c in clips] == [1, 2]
-    for clip, name in zip(clips, videos(run)):   # the same episode in both, one frame per decision
+    for clip, name in zip(clips, videos(run)):   # the same episode in both, one frame per decision, its end held
         assert len(mp4_frames(run / "videos" / name, monkeypatch)) == len(gif_frames(clip.encoded_image_string, DELAY)) > 1
     plain = tmp_path / "plain"
     evolve_ok(ball_cfg(tmp_path, name="plain.cfg", generations=3), plain)
@@ -115,6 +115,6 @@ def test_a_self_play_clip_is_the_champion_against_its_league_s_best_rated_member
     assert reporter.latest == str(tmp_path / "run" / "videos" / "gen-1.gif")
     [clip] = tensorboard_clips(tmp_path / "run")
     written = gif_frames(clip.encoded_image_string, DELAY)
-    assert clip.step == 1 and len(written) == expected.steps
-    assert all((a == b).all() for a, b in zip(written, expected.frames))
-    assert len(alone.frames) != expected.steps or any((a != b).any() for a, b in zip(alone.frames, expected.frames))
+    assert clip.step == 1 and len(written) == expected.steps + 1 + round(HOLD_SECONDS * expected.fps)
+    assert all((a == b).all() for a, b in zip(written, expected.frames + expected.frames[-1:] * len(written)))
+    assert len(alone.frames) != len(expected.frames) or any((a != b).any() for a, b in zip(alone.frames, expected.frames))

@@ -55,6 +55,20 @@ def test_raw_and_png_frames_come_back_as_the_images_sent_in_the_order_asked():
     assert channel.take() == []   # taken once
 
 
+def test_an_episode_s_end_comes_unasked_after_the_frame_asked_for_and_in_its_place():
+    images = [np.full((3, 4, 3), k, np.uint8) for k in range(3)]
+    channel = announced()
+    channel.request(BEHAVIOR, 7)
+    channel.request(BEHAVIOR, 7)
+    receive(channel, side_channels.frame(7, images[0]), side_channels.frame(7, images[1]),
+            side_channels.frame(7, images[2], side_channels.FRAMES_END))
+    assert [int(f[0, 0, 0]) for f in channel.take()] == [0, 1, 2]
+    channel.request(BEHAVIOR, 7)
+    receive(channel, side_channels.frame(7, images[2], side_channels.FRAMES_END))
+    with pytest.raises(SimulatorError, match="the game sent 0 frames for 1 requests"):
+        channel.take()   # an end is no answer to a request
+
+
 def test_a_game_that_announces_nothing_is_refused_at_the_first_request_naming_the_way_to_watch_it():
     channel = FrameChannel()
     channel.launched(b"")

@@ -445,6 +445,31 @@ def test_a_frame_is_the_agent_as_it_was_when_the_request_came_before_the_step_s_
     assert later.unity_output.rl_output.side_channel == b""   # nothing asked, nothing sent
 
 
+def test_an_agent_asked_for_whose_episode_ends_is_also_drawn_at_its_end_before_it_restarts():
+    """The terminal step's state, which no decision shows (a camera agent on its target), comes
+    unasked after the frame asked for, for the watched agent only, and only with that output."""
+    from neatpar_sim.camera import NAME
+    playing = in_process_player(["camera", "--agents", "2", "--size", "8"], seed=3)
+    first = playing.handle(input_message(player.RESET))
+    ids = [info.id for info in first.unity_output.rl_output.agentInfos[NAME].value]
+    task = playing.academy.task
+    task.agent[:] = [0.5, 0.5]
+    task.target[:] = [0.62, 0.5]   # one full move to the right reaches it (REACH 0.1)
+    before = task.render(NAME, 0).copy()
+    task.agent[0] = [0.6, 0.5]
+    at_target = task.render(NAME, 0).copy()
+    task.agent[0] = [0.5, 0.5]
+    channel, request = frame_request(NAME, ids[0])
+    stepped = playing.handle(input_message(side_channel=request, actions={NAME: [[1.0, 0.0]] * 2}))
+    done = [info.id for info in stepped.unity_output.rl_output.agentInfos[NAME].value if info.done]
+    assert done == ids   # both reached their target; the second agent was not asked for
+    frames = replied(channel, stepped).take()
+    assert len(frames) == 2 and (frames[0] == before).all() and (frames[1] == at_target).all()
+    assert not (task.render(NAME, 0) == at_target).all()   # the agent restarted elsewhere
+    later = playing.handle(input_message(actions={NAME: [[1.0, 0.0]] * 2}))
+    assert later.unity_output.rl_output.side_channel == b""
+
+
 def test_a_request_for_an_agent_that_is_not_there_is_answered_with_the_reason():
     playing = in_process_player(["ball", "--agents", "2"])
     playing.handle(input_message(player.RESET))

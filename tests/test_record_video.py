@@ -13,7 +13,7 @@ from PIL import Image
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from neatpar.errors import ConfigError
-from neatpar.record.video import (CLIP_TAG, ClipLog, clip_kind, clip_summary, generation_video, gif_delay,
+from neatpar.record.video import (CLIP_TAG, HOLD_SECONDS, ClipLog, clip_kind, clip_summary, generation_video, gif_delay,
                                   remove_generation_videos, shared_palette, video_kind, write_video)
 from support.paths import ROOT
 
@@ -45,28 +45,29 @@ def gif_frames(path) -> tuple[list[np.ndarray], list[int]]:
     return frames, delays
 
 
-def test_an_mp4_has_every_frame_in_order(tmp_path, monkeypatch):
+def test_an_mp4_has_every_frame_in_order_and_holds_the_last(tmp_path, monkeypatch):
     frames = moving_square(17)
     path = write_video(str(tmp_path / "clip.mp4"), frames, 25.0)
     read = mp4_frames(path, monkeypatch)
-    assert len(read) == 17 and read[0].shape == (48, 64, 3)
-    for got, sent in zip(read, frames):   # lossy, but each frame is its own: the square moved
+    assert HOLD_SECONDS == 1.0 and len(read) == 17 + 25 and read[0].shape == (48, 64, 3)
+    for got, sent in zip(read, frames + frames[-1:] * 25):   # lossy, but each frame is its own: the square moved
         assert np.abs(got.astype(int) - sent).mean() < 4
     assert os.listdir(tmp_path) == ["clip.mp4"]   # nothing but the file
 
 
 def test_an_odd_sized_mp4_gets_an_edge_row_and_column(tmp_path, monkeypatch):
     frames = moving_square(5, height=47, width=63)
-    read = mp4_frames(write_video(str(tmp_path / "odd.mp4"), frames, 10.0), monkeypatch)
+    read = mp4_frames(write_video(str(tmp_path / "odd.mp4"), frames, 10.0, hold=0), monkeypatch)
     assert len(read) == 5 and read[0].shape == (48, 64, 3)
     assert np.abs(read[2][:47, :63].astype(int) - frames[2]).mean() < 4
 
 
-def test_a_gif_has_every_frame_in_order_with_the_delay_of_its_rate(tmp_path):
+def test_a_gif_has_every_frame_in_order_with_the_delay_of_its_rate_the_last_held(tmp_path):
     frames = moving_square(12)
     read, delays = gif_frames(write_video(str(tmp_path / "clip.gif"), frames, 25.0))
     assert len(read) == 12 and all((a == b).all() for a, b in zip(read, frames))   # flat colours: exact
-    assert delays == [40] * 12
+    assert delays == [40] * 11 + [40 + 1000 * HOLD_SECONDS]
+    assert gif_frames(write_video(str(tmp_path / "clip.gif"), frames, 25.0, hold=0))[1] == [40] * 12
     assert [gif_delay(fps) for fps in (25, 50, 30, 35, 100, 4)] == [40, 20, 30, 30, 20, 250]
 
 
@@ -80,7 +81,7 @@ def test_a_gif_of_more_than_256_colours_together_gets_pillow_s_palette_per_frame
         frames.append(frame)
     assert shared_palette([Image.fromarray(f) for f in frames]) is None
     assert shared_palette([Image.fromarray(f) for f in frames[:1]]) is not None
-    read, delays = gif_frames(write_video(str(tmp_path / "many.gif"), frames, 25.0))
+    read, delays = gif_frames(write_video(str(tmp_path / "many.gif"), frames, 25.0, hold=0))
     assert len(read) == 3 and delays == [40] * 3
     for got, sent in zip(read, frames):   # each frame's own palette: its 200 colours, exactly
         assert (got == sent).all()
@@ -89,7 +90,7 @@ def test_a_gif_of_more_than_256_colours_together_gets_pillow_s_palette_per_frame
 def test_a_gif_holds_a_still_stretch_as_one_longer_frame(tmp_path):
     frames = moving_square(3)
     still = frames[:2] + [frames[1]] * 3 + frames[2:]
-    read, delays = gif_frames(write_video(str(tmp_path / "still.gif"), still, 25.0))
+    read, delays = gif_frames(write_video(str(tmp_path / "still.gif"), still, 25.0, hold=0))
     assert len(read) == 3 and delays == [40, 160, 40] and sum(delays) == 40 * len(still)
 
 

@@ -1,7 +1,7 @@
 """Recorded episodes (neatpar/episodes/recording.py) on real environments: CartPole, LunarLander and every
-shipped simulator build give one picture per decision of the genome's episode, the same episode
-(same return) that EnvEvaluator.play plays with the same seed, and the videos written from them
-decode to as many frames as the episode had steps; a self-play clip plays the champion against
+shipped simulator build give one picture per decision of the genome's episode (a build's, then one of
+its end), the same episode (same return) that EnvEvaluator.play plays with the same seed, and the
+videos written from them decode to those frames, the last held; a self-play clip plays the champion against
 its league's best-rated member; environments that cannot give pictures are refused in one line
 naming the way."""
 import os
@@ -12,7 +12,7 @@ import pytest
 
 from neatpar import settings as run_config
 from neatpar.errors import FramesUnavailable
-from neatpar.record.video import gif_delay, write_video
+from neatpar.record.video import HOLD_SECONDS, gif_delay, write_video
 from neatpar.episodes.env_evaluator import EnvEvaluator
 from neatpar.episodes.recording import EpisodeRecorder, league_opponents, record_episode
 from neatpar_sim import render
@@ -30,17 +30,19 @@ def first_genome(config, seed=2):
     return next(iter(neat.Population(config, seed=seed).population.values()))
 
 
-def check_recording(evaluator, genome, config, tmp_path, monkeypatch, opponents=None, gif=False):
-    """Record an episode; its frames are one per decision, its return play's; its video has them all."""
+def check_recording(evaluator, genome, config, tmp_path, monkeypatch, opponents=None, gif=False, end=True):
+    """Record an episode; its frames are one per decision, then (`end`: a simulator build's) one of
+    the episode's end, its return play's; its video has them all, the last held HOLD_SECONDS."""
     recording = record_episode(evaluator, genome, config, opponents)
-    assert recording.steps > 1 and len(recording.frames) == recording.steps
+    assert recording.steps > 1 and len(recording.frames) == recording.steps + end
     assert recording.episode_return == evaluator.play(genome, config, 1, opponents)[0]
     assert len({f.shape for f in recording.frames}) == 1 and recording.frames[0].dtype == np.uint8
+    held = round(HOLD_SECONDS * recording.fps)
     assert len(mp4_frames(write_video(str(tmp_path / "episode.mp4"), recording.frames, recording.fps),
-                          monkeypatch)) == recording.steps
+                          monkeypatch)) == len(recording.frames) + held
     if gif:
         path = write_video(str(tmp_path / "episode.gif"), recording.frames, recording.fps)
-        assert gif_steps(path, gif_delay(recording.fps)) == recording.steps
+        assert gif_steps(path, gif_delay(recording.fps)) == len(recording.frames) + held
     return recording
 
 
@@ -55,7 +57,7 @@ def test_a_gymnasium_episode_is_recorded_on_a_rendering_copy_of_its_own(tmp_path
         with EpisodeRecorder(evaluator) as recorder:
             assert recorder.environment.setup.copies == 1 and recorder.environment.setup.frames
             assert recorder.environment is not evaluator.environment and not evaluator.environment.setup.frames
-        recording = check_recording(evaluator, genome, config, tmp_path, monkeypatch, gif=True)
+        recording = check_recording(evaluator, genome, config, tmp_path, monkeypatch, gif=True, end=False)
     assert recording.frames[0].shape == (400, 600, 3) and recording.fps == 50.0
     assert recording.behavior == env.rpartition(":")[2]
 
@@ -93,7 +95,7 @@ def test_a_simulator_build_s_episode_is_recorded_on_the_evaluator_s_own_game(tmp
     if build == "probe":
         assert recording.steps == 6   # the build's episodes are 6 decisions long
     if build == "ball":   # the ball moves: the frames are the episode's, not one picture again
-        assert len({f.tobytes() for f in recording.frames}) == recording.steps
+        assert len({f.tobytes() for f in recording.frames}) == recording.steps + 1
 
 
 def test_a_self_play_clip_is_the_champion_against_its_league_s_best_rated_member(tmp_path, monkeypatch):

@@ -17,7 +17,7 @@ from ..record.archive import is_archive_file, load_elite
 from ..record.folder import load_behaviors, load_substrate
 from ..record.models import check_model_file, choose_behavior, write_model
 from ..record.tensorboard import behavior_run
-from ..record.video import video_kind, write_video
+from ..record.video import HOLD_SECONDS, video_kind, write_video
 from ..episodes.environments import gym_setup, open_environment
 from ..episodes.env_evaluator import EnvEvaluator
 from ..episodes.recording import record_episode
@@ -109,11 +109,13 @@ def _played_line(key: int, returns: list[float]) -> str:
 
 
 def _record(evaluator: EnvEvaluator, genome, config, opponents: dict | None, path: str) -> int:
-    """`neatpar play --video`: one episode recorded and written as `path`."""
+    """`neatpar play --video`: one episode recorded and written as `path` (its decisions, its end,
+    the end held HOLD_SECONDS)."""
     recording = record_episode(evaluator, genome, config, opponents)
     write_video(path, recording.frames, recording.fps)
     print(f"genome {genome.key}: 1 episode of {recording.steps} decisions, return {recording.episode_return:.3f}")
-    print(f"video: {path} ({len(recording.frames)} frames at {recording.fps:g} frames per second)")
+    print(f"video: {path} ({len(recording.frames)} frames at {recording.fps:g} frames per second, the last held "
+          f"{HOLD_SECONDS:g} s)")
     return 0
 
 

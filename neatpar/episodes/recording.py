@@ -1,7 +1,9 @@
 """A clip of one genome's episode: the episode `EnvEvaluator.play` plays (same seed, same return),
 with a picture of the genome's agent at each of its decisions, taken through the runner's
 `on_decisions` hook before the agent acts, so that a video has one frame per decision of exactly
-that episode.
+that episode, and then, where the game draws it (the simulator builds do), one of the episode's end:
+the state its terminal step shows, which no decision sees (a solved task's last move reaches the
+target there).
 
 A Unity build is recorded on the evaluator's own game in this process, or, when env hosts own the
 run's games (envs > 1, backend = ray), on a game of the recorder's own in this process, launched at
@@ -27,7 +29,8 @@ from .hosts import HOST_PORT_STRIDE
 @dataclass(frozen=True)
 class Recording:
     """One recorded episode: a picture per decision of the genome's agent, in order (RGB uint8),
-    the rate a clip of them plays at, the episode's return and its length in decisions."""
+    then one of the episode's end where the game draws it (`steps` + 1 frames); the rate a clip of
+    them plays at, the episode's return and its length in decisions."""
     frames: list[np.ndarray]
     fps: float
     episode_return: float
@@ -74,9 +77,9 @@ class EpisodeRecorder:
         frames = environment.take_frames()
         [(behavior, scored)] = stats.scored.items()
         steps = scored.lengths[0]
-        if len(frames.images) != steps:
+        if len(frames.images) not in (steps, steps + 1):
             raise NeatparError(f"the episode took {steps} decisions but {len(frames.images)} pictures came: the "
-                               f"environment must give one per capture")
+                               f"environment must give one per capture (and at most one of the episode's end)")
         return Recording(frames.images, frames.fps, returns[0], steps, behavior)
 
     def close(self) -> None:

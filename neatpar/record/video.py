@@ -10,7 +10,9 @@ run (gRPC's, in a process that talks to a game) failed about 1 time in 13 here. 
 delays in hundredths of a second, so its frame rate is 100 / round(100 / fps) (25 and 50 exactly),
 and like every GIF writer Pillow shows a stretch of identical frames as one frame held longer.
 A run's clips (run/clips.py) are mp4 where the video extra is installed, else GIFs (`clip_kind`),
-in the run folder's videos/gen-N.mp4.
+in the run folder's videos/gen-N.mp4. A video holds its last frame (the episode's end) HOLD_SECONDS
+more, so that the end of an episode is seen, and a short one (a solved task's few decisions) can be
+watched at all.
 
 A TensorBoard clip is what tensorboardX's `add_video` writes, an animated GIF as an image summary
 (TensorBoard's Images tab plays it), made here with Pillow: `add_video` needs moviepy, whose
@@ -35,6 +37,7 @@ INSTALL_HINT = "pip install 'neatpar[video]' (imageio-ffmpeg, which brings its o
 VIDEOS = "videos"                # a run folder's clips: videos/gen-N.mp4
 CLIP_TAG = "Champion/Episode"    # the TensorBoard tag of a generation's clip
 FLUSH_SECONDS = 2
+HOLD_SECONDS = 1.0               # a video's last frame is held this long after the episode
 
 
 def video_kind(path: str, name: str = "video") -> str:
@@ -69,10 +72,11 @@ def ffmpeg() -> str:
     return imageio_ffmpeg.get_ffmpeg_exe()
 
 
-def write_video(path: str, frames: Sequence[np.ndarray], fps: float) -> str:
-    """Write `frames` as the video `path` names (.mp4 or .gif), atomically; returns the path."""
+def write_video(path: str, frames: Sequence[np.ndarray], fps: float, hold: float = HOLD_SECONDS) -> str:
+    """Write `frames` as the video `path` names (.mp4 or .gif), atomically, the last held `hold`
+    seconds more; returns the path."""
     kind = video_kind(path)
-    images = _checked(frames)
+    images = held(_checked(frames), fps, hold)
     write_atomic(path, encode_mp4(images, fps) if kind == "mp4" else encode_gif(images, fps))
     return path
 
@@ -87,6 +91,11 @@ def _checked(frames: Sequence[np.ndarray]) -> list[np.ndarray]:
             raise ConfigError(f"video frames must all be RGB uint8 images of one size {shape}; one is {image.dtype} "
                               f"of shape {image.shape}")
     return images
+
+
+def held(frames: list[np.ndarray], fps: float, seconds: float = HOLD_SECONDS) -> list[np.ndarray]:
+    """`frames` with the last repeated for `seconds` more at `fps` (whole frames)."""
+    return frames + frames[-1:] * round(seconds * fps)
 
 
 def encode_mp4(frames: Sequence[np.ndarray], fps: float) -> bytes:
@@ -169,11 +178,11 @@ def remove_generation_videos(folder: str, first: int) -> list[str]:
     return removed
 
 
-def clip_summary(frames: Sequence[np.ndarray], fps: float, tag: str = CLIP_TAG):
+def clip_summary(frames: Sequence[np.ndarray], fps: float, tag: str = CLIP_TAG, hold: float = HOLD_SECONDS):
     """A TensorBoard summary of `frames` as tensorboardX's add_video makes it (an animated GIF as an
-    image), with the tag exactly as given."""
+    image, the last frame held `hold` seconds more, as a video), with the tag exactly as given."""
     from tensorboardX.proto.summary_pb2 import Summary
-    images = _checked(frames)
+    images = held(_checked(frames), fps, hold)
     height, width, channels = images[0].shape
     image = Summary.Image(height=height, width=width, colorspace=channels,
                           encoded_image_string=encode_gif(images, fps))

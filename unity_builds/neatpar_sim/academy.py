@@ -30,6 +30,9 @@ starts from nothing. Agents of a behavior with `spawn_after` > 0 are disabled at
 terminal info each, as OnDisable sends) and new ones are enabled `spawn_after` steps later: the
 intro is part of every episode of the scene. A behavior's BrainParameters ride with the first
 exchange that carries an info of it (RpcCommunicator.GetTempUnityRlInitializationOutput).
+
+Agents in `watched` (a clip is being made of them) are drawn as their episode ends, before they
+restart (`ends`): the state their terminal info's observation shows.
 """
 from __future__ import annotations
 
@@ -188,6 +191,8 @@ class Academy:
         self.episodes: list[EpisodeEnd] = []
         self._acting: dict[str, np.ndarray] = {}
         self._deciding: dict[str, np.ndarray] = {}
+        self.watched: dict[str, set[int]] = {}   # agent ids by behavior whose episode's end is drawn
+        self.ends: list[tuple[int, np.ndarray]] = []   # (agent id, picture) of watched agents' ends
 
     # ------------------------------------------------------------ RESET
 
@@ -361,12 +366,25 @@ class Academy:
         self.queue.setdefault(roster.behavior.name, []).append(InfoBatch(
             roster.ids[rows], observations[rows], roster.reward[rows].copy(), roster.group_reward[rows].copy(),
             group_ids[rows], None, True, interrupted[rows], tuple(f[rows] for f in frames)))
+        watched = self.watched.get(roster.behavior.name)
+        if watched:
+            self._draw_ends(roster, rows, watched)
         if self.record_episodes:
             self.episodes.append(EpisodeEnd(roster.returns[rows].copy(), roster.steps[rows].copy()))
         roster.reward[rows] = roster.group_reward[rows] = roster.returns[rows] = 0.0
         roster.info_done[rows] = True
         roster.continuous[rows] = 0.0
         roster.discrete[rows] = 0
+
+    def _draw_ends(self, roster: Roster, rows: np.ndarray, watched: set[int]) -> None:
+        """The pictures of the watched agents among `rows` as their episode ends (a task that
+        draws nothing gives none)."""
+        for row in np.asarray(rows).tolist():
+            agent = int(roster.ids[row])
+            if agent in watched:
+                image = self.task.render(roster.behavior.name, row)
+                if image is not None:
+                    self.ends.append((agent, image))
 
     def _store_actions(self, roster: Roster, rows, sent) -> None:
         """Python's actions, by position over the decision requests; missing ones stay zeros."""

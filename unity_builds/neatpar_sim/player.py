@@ -239,6 +239,9 @@ class Player:
             _announce(unity_output.rl_initialization_output, behavior)
         for episodes in self.academy.take_episodes():
             self.stats += side_channels.episode_stats(episodes.returns.tolist(), episodes.lengths.tolist())
+        for agent, image in self.academy.ends:   # after the frames asked for: the ends they led to
+            self.frames += side_channels.frame(agent, image, side_channels.FRAMES_END)
+        self.academy.ends, self.academy.watched = [], {}
         unity_output.rl_output.side_channel = bytes(self.stats) + bytes(self.frames)
         self.stats.clear()
         self.frames.clear()
@@ -268,7 +271,9 @@ class Player:
 
     def frame(self, request: side_channels.FrameRequest) -> bytes:
         """The Frames record answering a request: the agent drawn as it is now (before this
-        input's actions execute), or why there is no frame of it."""
+        input's actions execute), or why there is no frame of it. The agent is watched until the
+        next output, which also carries its picture at its episode's end should that come first."""
+        self.academy.watched.setdefault(request.behavior, set()).add(request.agent)
         task, roster = self.academy.task, self.academy.rosters.get(request.behavior)
         rows = np.zeros(0, np.int64) if roster is None else np.flatnonzero(roster.live & (roster.ids == request.agent))
         if task is None or not len(rows):

@@ -14,6 +14,10 @@ Each payload starts with an int32 kind:
   - FRAMES_FRAME, game to Python: int32 agent id, int32 encoding (FRAMES_RAW: height x width x 3
     bytes, RGB, row by row; FRAMES_PNG: a PNG file), int32 height, int32 width, then the image.
   - FRAMES_NONE, game to Python: int32 agent id, string reason (no frame of that agent).
+  - FRAMES_END, game to Python, unasked: an agent asked for whose episode ended before the next
+    output (in the steps the request travelled with), drawn as that episode ended (the state its
+    terminal step's observation shows, before the agent restarts), after the frame asked for; laid
+    out as FRAMES_FRAME. A clip thus shows the episode to its end.
 """
 from __future__ import annotations
 
@@ -30,7 +34,7 @@ ENVIRONMENT_PARAMETERS = uuid.UUID("534c891e-810f-11ea-a9d0-822485860400")
 TRAINING_ANALYTICS = uuid.UUID("b664a4a9-d86f-5a5f-95cb-e8353a7e8356")
 STATS = uuid.UUID("a1d8f7b7-cec8-50f9-b78b-d3e165a78520")
 FRAMES = uuid.UUID("fcdebe15-7357-4fbf-bb2d-13a18b7da4da")   # neatpar's own
-FRAMES_ANNOUNCE, FRAMES_REQUEST, FRAMES_FRAME, FRAMES_NONE = 0, 1, 2, 3
+FRAMES_ANNOUNCE, FRAMES_REQUEST, FRAMES_FRAME, FRAMES_NONE, FRAMES_END = 0, 1, 2, 3, 4
 FRAMES_RAW, FRAMES_PNG = 0, 1
 
 # EngineConfigurationChannel.ConfigurationType
@@ -135,11 +139,12 @@ def read_frame_request(payload: bytes) -> FrameRequest:
     return FrameRequest(behavior, message.read_int32())
 
 
-def frame(agent: int, image) -> bytes:
-    """The Frames record of one frame: `image` (height, width, 3) uint8, sent raw."""
+def frame(agent: int, image, kind: int = FRAMES_FRAME) -> bytes:
+    """The Frames record of one frame: `image` (height, width, 3) uint8, sent raw; `kind`
+    FRAMES_END for the picture of an episode's end."""
     height, width, _ = image.shape
     message = OutgoingMessage()
-    for value in (FRAMES_FRAME, agent, FRAMES_RAW, height, width):
+    for value in (kind, agent, FRAMES_RAW, height, width):
         message.write_int32(value)
     return record(FRAMES, bytes(message.buffer) + image.tobytes())
 

@@ -6,7 +6,10 @@ rl_output, which mlagents-envs' UnityEnvironment does not read: a client without
 nothing); the simulator builds do (unity_builds/neatpar_sim/side_channels.py has the game's side and the
 message formats), a real Unity game does not, and then asking for a frame is a FramesUnavailable
 error naming the way to watch it instead. Requests travel with a step only while a clip is being
-recorded, so a generation that records nothing sends and receives nothing on the channel.
+recorded, so a generation that records nothing sends and receives nothing on the channel. A game
+may also send, unasked, the picture of an agent asked for whose episode ended in the steps the
+request travelled with (the state its terminal step shows, which no later decision can ask for): it
+takes its place after the frame asked for, so that a clip shows the episode to its end.
 """
 from __future__ import annotations
 
@@ -23,7 +26,7 @@ from mlagents_envs.side_channel.side_channel_manager import SideChannelManager
 from ...errors import FramesUnavailable, SimulatorError
 
 CHANNEL_ID = uuid.UUID("fcdebe15-7357-4fbf-bb2d-13a18b7da4da")
-ANNOUNCE, REQUEST, FRAME, NONE = 0, 1, 2, 3   # a message's kind, its first int32
+ANNOUNCE, REQUEST, FRAME, NONE, END = 0, 1, 2, 3, 4   # a message's kind, its first int32
 RAW, PNG = 0, 1                               # a frame's encoding
 
 NO_FRAMES = ("this game sends no frames (only neatpar's simulator builds speak its Frames side channel): watch "
@@ -47,13 +50,14 @@ class FrameChannel(SideChannel):
         self._frames: list[np.ndarray] = []
         self._missing: list[str] = []
         self._requested = 0
+        self._ends = 0   # the frames of episodes' ends among _frames, which come unasked
 
     def launched(self, side_channel: bytes) -> None:
         """A new game process: its initialization message's side-channel bytes say whether it sends
         frames; whatever was asked of the previous process is forgotten."""
         self.announcement = None
         self.message_queue = []
-        self._frames, self._missing, self._requested = [], [], 0
+        self._frames, self._missing, self._requested, self._ends = [], [], 0, 0
         if side_channel:
             SideChannelManager([self]).process_side_channel_message(side_channel)
 
@@ -70,16 +74,17 @@ class FrameChannel(SideChannel):
         self._requested += 1
 
     def take(self) -> list[np.ndarray]:
-        """The frames asked for since the last call, in order; a frame the game did not send is a
-        SimulatorError with its reason. Nothing asked stays queued."""
-        frames, missing, requested = self._frames, self._missing, self._requested
-        self._frames, self._missing, self._requested = [], [], 0
+        """The frames asked for since the last call, in order, each episode's end the game drew
+        after the last frame of that episode; a frame the game did not send is a SimulatorError
+        with its reason. Nothing asked stays queued."""
+        frames, missing, requested, ends = self._frames, self._missing, self._requested, self._ends
+        self._frames, self._missing, self._requested, self._ends = [], [], 0, 0
         self.message_queue = []
         if missing:
             raise SimulatorError(f"the game sent no frame for {len(missing)} of {requested} requests: {missing[0]}")
-        if len(frames) != requested:
-            raise SimulatorError(f"the game sent {len(frames)} frames for {requested} requests: take frames only "
-                                 f"after a step has carried the requests")
+        if len(frames) - ends != requested:
+            raise SimulatorError(f"the game sent {len(frames) - ends} frames for {requested} requests: take frames "
+                                 f"only after a step has carried the requests")
         return frames
 
     def on_message_received(self, msg: IncomingMessage) -> None:
@@ -87,10 +92,11 @@ class FrameChannel(SideChannel):
         if kind == ANNOUNCE:
             width, height = msg.read_int32(), msg.read_int32()
             self.announcement = Announcement(width, height, msg.read_float32())
-        elif kind == FRAME:
+        elif kind in (FRAME, END):
             msg.read_int32()  # the agent: frames arrive in the order they were asked for
             encoding, height, width = msg.read_int32(), msg.read_int32(), msg.read_int32()
             self._frames.append(decode(encoding, height, width, memoryview(msg.buffer)[msg.offset:]))
+            self._ends += kind == END
         elif kind == NONE:
             agent = msg.read_int32()
             self._missing.append(f"agent {agent}: {msg.read_string()}")
