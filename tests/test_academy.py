@@ -517,3 +517,27 @@ def test_allowed_actions_pass_a_strict_build_and_a_lenient_one_logs_a_masked_act
     log = open(next((tmp_path / "lenient").glob("Player-*.log"))).read()
     assert log.count("was sent action 0 on branch 0, which the mask sent with its decision request forbids") == 1
     assert "forbids" not in open(next((tmp_path / "strict").glob("Player-*.log"))).read()
+
+
+# ---------------------------------------------------------------- time: Unity's real time at time scale 1
+
+@pytest.mark.parametrize("time_scale, seconds", [(1.0, 0.02), (0.5, 0.04), (20.0, 0.0), (100.0, 0.0)])
+def test_at_time_scale_1_or_less_an_academy_step_takes_its_fixed_delta_time_and_above_none(time_scale, seconds):
+    """10 academy steps of the ball task (decision period 2: 2 academy steps an exchange) take 10 x
+    fixedDeltaTime / time scale of real time at a time scale of 1 or less, and no time is waited
+    for above 1 (training)."""
+    import time
+    from neatpar_sim.academy import FIXED_DELTA_TIME, Academy, requesters
+    from neatpar_sim.tasks import TASKS
+    task = TASKS["ball"]({"agents": 2}, np.random.default_rng(0))
+    academy = Academy(lambda line: None)
+    academy.reset(task, requesters({"decision_period": 2}, task))
+    academy.pace(time_scale)
+    assert academy.step_seconds == pytest.approx(seconds) and FIXED_DELTA_TIME == 0.02
+    academy.advance()   # the first academy step begins at once
+    started = time.monotonic()
+    for _ in range(5):
+        academy.act({})
+        academy.advance()
+    elapsed = time.monotonic() - started
+    assert elapsed >= 0.9 * 10 * seconds and (seconds or elapsed < 0.05), elapsed

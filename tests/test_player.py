@@ -60,6 +60,44 @@ def test_side_channels_engine_parameters_stats_and_unknown(tmp_path):
     assert "has no option no_such_option" in log
 
 
+def logged_steps(text: str) -> list[float]:
+    """The compute time, in seconds, of each exchange a player's log records."""
+    return [float(line.rsplit(" ", 1)[1]) / 1000 for line in text.splitlines() if " compute_ms " in line]
+
+
+def test_play_graphics_runs_each_academy_step_in_unity_s_real_time_and_training_runs_unpaced(tmp_path):
+    """neatpar play --graphics asks time scale 1: like Unity (an academy step per FixedUpdate, every
+    fixedDeltaTime of 0.02 s), the build takes that long per academy step; an evolve run asks time
+    scale 20, as ML-Agents' trainer does, and the build goes as fast as it can."""
+    import neat
+    from neatpar.record.genomes import save_genome_json
+    from neatpar.config.files import load
+    from neatpar_sim.academy import FIXED_DELTA_TIME
+    from support.configs import ball_cfg
+    from support.runs import neatpar_cli
+    log = tmp_path / "player.log"
+    config_path = ball_cfg(tmp_path, generations=1, env_args=f"--agents 2 --max-steps 30 -logFile {log}")
+    config, _ = load(config_path)
+    save_genome_json(next(iter(neat.Population(config, seed=2).population.values())), config,
+                     str(tmp_path / "winner.json"))
+    result = neatpar_cli("play", "--config", config_path, "--genome", str(tmp_path / "winner.json"), "--graphics",
+                         "--episodes", "1")
+    assert result.returncode == 0, result.stderr
+    text = log.read_text()
+    steps = logged_steps(text)   # one academy step an exchange (decision period 1), the first the reset
+    assert FIXED_DELTA_TIME == 0.02 and len(steps) > 5, text
+    assert "real time: an academy step every 20 ms (time scale 1)" in text
+    assert sum(steps) >= 0.6 * FIXED_DELTA_TIME * (len(steps) - 1), (sum(steps), len(steps))
+    trained = tmp_path / "evolve.log"
+    evolve = ball_cfg(tmp_path, name="evolve.cfg", generations=1,
+                      env_args=f"--agents 4 --max-steps 30 -logFile {trained}")
+    assert neatpar_cli("evolve", "--config", evolve, "--out", str(tmp_path / "run")).returncode == 0
+    text = trained.read_text()
+    steps = logged_steps(text)
+    assert "engine configuration {'time_scale': 20.0}" in text and "real time" not in text
+    assert len(steps) > 20 and sorted(steps)[len(steps) // 2] < FIXED_DELTA_TIME / 4, sorted(steps)[len(steps) // 2]
+
+
 def test_close_ends_the_process():
     with simulator("ball") as env:
         env.reset()

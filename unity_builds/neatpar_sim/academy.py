@@ -31,11 +31,19 @@ terminal info each, as OnDisable sends) and new ones are enabled `spawn_after` s
 intro is part of every episode of the scene. A behavior's BrainParameters ride with the first
 exchange that carries an info of it (RpcCommunicator.GetTempUnityRlInitializationOutput).
 
+Time: Unity runs an academy step per FixedUpdate, every Time.fixedDeltaTime (0.02 s by default) of
+game time, and game time runs Time.timeScale times faster than real time. At a time scale of 1 or
+less (a person watches: `neatpar play --graphics` asks 1) each academy step begins
+FIXED_DELTA_TIME / time scale after the previous one began (`pace`), Python's time between steps
+included; above 1 (training: ML-Agents' trainer asks 20, neatpar 20 by default) the steps run as
+fast as they can, as a Unity player does whose physics take less than a step's share.
+
 Agents in `watched` (a clip is being made of them) are drawn as their episode ends, before they
 restart (`ends`): the state their terminal info's observation shows.
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -46,6 +54,7 @@ from .spec import Behavior, MaskedActionError, OptionError, Task, per_behavior
 ACADEMY_OPTIONS = ("decision_period", "decision_offset", "actions_between", "max_step")
 _TIMING_OPTIONS = ACADEMY_OPTIONS[:3]
 _LIMIT = 10**7
+FIXED_DELTA_TIME = 0.02   # Unity's default Time.fixedDeltaTime: the game time of one academy step, s
 
 
 @dataclass(frozen=True)
@@ -191,6 +200,8 @@ class Academy:
         self.episodes: list[EpisodeEnd] = []
         self._acting: dict[str, np.ndarray] = {}
         self._deciding: dict[str, np.ndarray] = {}
+        self.step_seconds = 0.0   # the real time an academy step takes (0: as fast as it can)
+        self._next_step = 0.0     # when the next academy step may begin (time.monotonic)
         self.watched: dict[str, set[int]] = {}   # agent ids by behavior whose episode's end is drawn
         self.ends: list[tuple[int, np.ndarray]] = []   # (agent id, picture) of watched agents' ends
 
@@ -239,8 +250,24 @@ class Academy:
         self.requests = {}
         self._finish_step()
 
+    def pace(self, time_scale: float) -> None:
+        """Unity's Time.timeScale: at 1 or less an academy step takes FIXED_DELTA_TIME / time_scale
+        of real time; above 1 none is waited for (see the module docstring)."""
+        self.step_seconds = FIXED_DELTA_TIME / time_scale if 0 < time_scale <= 1 else 0.0
+        self._next_step = 0.0
+
+    def _wait_for_step(self) -> None:
+        """Sleep until this academy step's real time comes (a step late starts at once)."""
+        now = time.monotonic()
+        if self._next_step > now:
+            time.sleep(self._next_step - now)
+            now = self._next_step
+        self._next_step = now + self.step_seconds
+
     def _begin_step(self) -> bool:
         """Spawns, decision requests, step counts and decision infos; True when Python must be asked."""
+        if self.step_seconds:
+            self._wait_for_step()
         count = self.count
         self._spawn_due(count)
         self._acting, self._deciding = {}, {}

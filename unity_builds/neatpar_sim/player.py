@@ -261,13 +261,22 @@ class Player:
                 else:
                     self.log(f"environment parameter {key} = {value}: not an integer, ignored")
             elif channel == side_channels.ENGINE_CONFIGURATION:
-                self.log(f"engine configuration {side_channels.read_engine_configuration(payload)}")
+                configuration = side_channels.read_engine_configuration(payload)
+                self.log(f"engine configuration {configuration}")
+                if "time_scale" in configuration:
+                    self.time_scale(configuration["time_scale"])
             elif channel == side_channels.TRAINING_ANALYTICS:
                 self.log("training analytics received")
             elif channel == side_channels.FRAMES:
                 self.frames += self.frame(side_channels.read_frame_request(payload))
             else:
                 self.log(f"side channel {channel} is not handled here ({len(payload)} bytes ignored)")
+
+    def time_scale(self, scale: float) -> None:
+        """Time.timeScale: at 1 or less the academy steps in Unity's real time (academy.py)."""
+        self.academy.pace(scale)
+        if self.academy.step_seconds:
+            self.log(f"real time: an academy step every {self.academy.step_seconds * 1e3:g} ms (time scale {scale:g})")
 
     def frame(self, request: side_channels.FrameRequest) -> bytes:
         """The Frames record answering a request: the agent drawn as it is now (before this
