@@ -20,6 +20,8 @@ def test_neatpar_is_repeated_as_it_was_run(monkeypatch):
     monkeypatch.setattr(sys, "argv", ["neatpar"])
     assert hints.program() == "neatpar"
     monkeypatch.setattr(sys, "argv", ["script.py"])   # neatpar.evolve() in a script or a notebook
+    assert hints.program() == f"{hints.shown_path(sys.executable)} -m neatpar"   # its Python not on PATH
+    monkeypatch.setenv("PATH", os.path.dirname(sys.executable))   # an activated environment
     assert hints.program() == f"{os.path.basename(sys.executable)} -m neatpar"
 
 

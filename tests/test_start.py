@@ -94,15 +94,18 @@ def test_a_notebook_cell_evolves_is_interrupted_and_the_next_resumes_exactly(tmp
     ])
     client = nbclient.NotebookClient(notebook, timeout=300, kernel_name="python3",
                                      resources={"metadata": {"path": ROOT}})
+    sent = []
     with client.setup_kernel():
         def interrupt():
             wait_until(lambda: (cut / "stats.csv").exists() and len(stats_table(cut / "stats.csv")) >= 2, 120,
                        "two generations")
             asyncio.run(client.km.interrupt_kernel())   # what the notebook's stop button sends
+            sent.append(len(stats_table(cut / "stats.csv")))
         interrupter = threading.Thread(target=interrupt)
         interrupter.start()
         client.execute_cell(notebook.cells[0], 0)
         interrupter.join()
+        assert sent and sent[0] < 40, "the interrupt was not sent while the run ran"
         for index in (1, 2):
             client.execute_cell(notebook.cells[index], index)
     printed = [json.loads("".join(o["text"] for o in notebook.cells[i].outputs if o.get("name") == "stdout")

@@ -15,11 +15,15 @@ def shown_path(path: str) -> str:
 
 def program() -> str:
     """How the user ran neatpar, to repeat in hints: `.venv/bin/neatpar` as typed, `neatpar` from
-    PATH, or `python -m neatpar` (also from a script or a notebook)."""
+    PATH, or this Python with `-m neatpar` (from a script or a notebook): its name when that name
+    on PATH is this Python, else its path (`.venv/bin/python` of an environment not activated)."""
     typed = sys.argv[0]
     if os.path.basename(typed) == "neatpar":
         return typed if os.sep in typed and not shutil.which(os.path.basename(typed)) else "neatpar"
-    return f"{os.path.basename(sys.executable)} -m neatpar"
+    name = os.path.basename(sys.executable)
+    found = shutil.which(name)
+    python = name if found and os.path.abspath(found) == os.path.abspath(sys.executable) else shown_path(sys.executable)
+    return f"{python} -m neatpar"
 
 
 def command(name: str) -> str:
