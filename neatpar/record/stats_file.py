@@ -18,8 +18,7 @@ import io
 import os
 
 from .atomic import write_atomic
-from .stats_row import (BEHAVIOR_FIELDS, BEHAVIOR_SEPARATOR, EMPTY, GAME_PREFIX, LEAGUE_FIELDS, SEARCH_FIELDS,
-                        SPECIES_SIZES, StatsRow, stats_columns)
+from .stats_row import EMPTY, SPECIES_SIZES, StatsRow, stats_columns
 
 STATS_FILE = "stats.csv"
 SPECIES_FILE = "species.csv"
@@ -34,7 +33,7 @@ class StatsFile:
     def __init__(self, folder: str):
         self.folder = folder
         self.columns: list[str] = []   # stats.csv's header as of the latest row (checkpoints keep it)
-        self._begin: tuple[int, str | None, list[StatsRow]] | None = (0, None, [])
+        self._begin: tuple[int, str | None, list[StatsRow]] | None = (0, None, [])   # a new run: both made empty
 
     @property
     def stats_path(self) -> str:
@@ -71,7 +70,8 @@ class StatsFile:
         sizes: dict[int, dict[int, int]] = {}
         for record in _read(self.species_path):
             sizes.setdefault(int(record["generation"]), {})[int(record["species"])] = int(record["size"])
-        return [StatsRow.from_record({**_row_record(cells), SPECIES_SIZES: sizes.get(int(cells["generation"]), {})})
+        return [StatsRow.from_record({**{column: _number(cell) for column, cell in cells.items()},
+                                      SPECIES_SIZES: sizes.get(int(cells["generation"]), {})})
                 for cells in _read(self.stats_path)]
 
     # ------------------------------------------------------------ the first append
@@ -113,11 +113,9 @@ def _csv_line(cells) -> str:
 
 
 def _append(path: str, text: str) -> None:
-    """`text` at the end of `path`, in one write (made with its header when it is new)."""
+    """`text` at the end of `path`, in one write."""
     if not text:
         return
-    if not os.path.exists(path) and os.path.basename(path) == SPECIES_FILE:
-        text = _csv_line(SPECIES_COLUMNS) + text
     data = text.encode()
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
@@ -157,27 +155,6 @@ def _lines_before(path: str, generation: int) -> tuple[list[str], list[list[str]
     header = next(csv.reader([lines[0] + LINE_END]))
     rows = [cells for cells in csv.reader(line + LINE_END for line in lines[1:]) if int(cells[0]) < generation]
     return header, rows
-
-
-def _row_record(cells: dict[str, str]) -> dict:
-    """A stats.csv line as StatsRow.from_record reads a row: numbers, and without the empty cells
-    of what the row did not have (a game key not sent, a behavior without episodes, no league or
-    search values)."""
-    record = {column: _number(cell) for column, cell in cells.items()}
-    for group in (LEAGUE_FIELDS, SEARCH_FIELDS):
-        if record.get(group[0], EMPTY) == EMPTY:
-            for column in group:
-                record.pop(column, None)
-    behaviors: dict[str, list[str]] = {}
-    for column in cells:
-        name, separator, behavior = column.partition(BEHAVIOR_SEPARATOR)
-        if separator and name in BEHAVIOR_FIELDS:
-            behaviors.setdefault(behavior, []).append(column)
-    empty = [c for columns in behaviors.values() if all(record[c] == EMPTY for c in columns) for c in columns]
-    empty += [c for c in record if c.startswith(GAME_PREFIX) and record[c] == EMPTY]
-    for column in empty:
-        del record[column]
-    return record
 
 
 def _number(cell: str):

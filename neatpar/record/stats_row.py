@@ -111,15 +111,20 @@ class StatsRow:
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> "StatsRow":
-        """A row from a checkpoint's record (`to_record`)."""
+        """A row from a checkpoint's record (`to_record`) or a line of stats.csv (column -> cell).
+        An empty cell of a column the row need not have (a line under a header that grew later)
+        is a value the row did not have: no league, no search, no such game key (a behavior's
+        empty cells are its means of no episodes, as the row writes them)."""
         base = {name: _value(record[name]) for name in STATS_FIELDS}
-        league = LeagueValues(record["elo"], record["league_size"]) if "elo" in record else None
-        search = {name: _value(record[name]) for name in SEARCH_FIELDS} if SEARCH_FIELDS[0] in record else None
+        league = LeagueValues(record["elo"], record["league_size"]) if _given(record, "elo") else None
+        search = ({name: _value(record[name]) for name in SEARCH_FIELDS} if _given(record, SEARCH_FIELDS[0])
+                  else None)
         behaviors: dict[str, dict[str, float | None]] = {}
         game = {}
         for column, value in record.items():
             if column.startswith(GAME_PREFIX):
-                game[column[len(GAME_PREFIX):]] = value
+                if value != EMPTY:
+                    game[column[len(GAME_PREFIX):]] = value
                 continue
             name, separator, behavior = column.partition(BEHAVIOR_SEPARATOR)
             if separator and name in BEHAVIOR_FIELDS:
@@ -184,6 +189,10 @@ def _isqrt_of_fraction_to_odd(n: int, m: int) -> int:
 
 def _cell(value: Any) -> Any:
     return EMPTY if value is None else value
+
+
+def _given(record: Mapping[str, Any], column: str) -> bool:
+    return record.get(column, EMPTY) != EMPTY
 
 
 def _value(cell: Any) -> Any:
