@@ -104,10 +104,15 @@ def check(settings: Any) -> None:
 
 
 def check_neat_config(settings: Any, neat_config: Any, source: str) -> None:
-    """Rules between the search and the neat config: neat-python's fitness_threshold compares
-    genome.fitness, which novelty searches set to what selection climbs, not to the fitness."""
-    if settings.search in ("novelty", "novelty+fitness") and not neat_config.no_fitness_termination:
-        raise ConfigError(f"{source}: search = {settings.search} sets genome.fitness to "
-                          f"{'novelty' if settings.search == 'novelty' else 'the blend of ranks'}, which neat-python's "
+    """Rules between the search and the neat config (see check_fitness_termination)."""
+    check_fitness_termination(settings.search, neat_config, source)
+
+
+def check_fitness_termination(search: str, neat_config: Any, source: str) -> None:
+    """neat-python's fitness_threshold compares genome.fitness, which novelty searches set to what
+    selection climbs, not to the fitness: such a search needs no_fitness_termination."""
+    if search in ("novelty", "novelty+fitness") and not neat_config.no_fitness_termination:
+        raise ConfigError(f"{source}: search = {search} sets genome.fitness to "
+                          f"{'novelty' if search == 'novelty' else 'the blend of ranks'}, which neat-python's "
                           f"fitness_threshold would compare: set [NEAT] no_fitness_termination = true (the true "
                           f"fitness is still recorded, and the winner is the best)")

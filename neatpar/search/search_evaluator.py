@@ -13,10 +13,9 @@ population-level evaluator that hands the descriptors back (neatpar.ParallelEval
 """
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any, Callable
 
-from ..config.searches import check_neat_config
+from ..config.searches import check_fitness_termination
 from ..errors import ConfigError
 from .descriptors import descriptor_of, outcome_of
 from .results import Best, Outcome, SearchStats
@@ -59,7 +58,7 @@ class SearchEvaluator:
     def check(self, config) -> None:
         """Refuse a neat config whose fitness_threshold would compare what a novelty search writes
         into genome.fitness (the command line's rule), before any generation is scored."""
-        check_neat_config(SimpleNamespace(search=self.search.name), config, "SearchEvaluator's neat config")
+        check_fitness_termination(self.search.name, config, "SearchEvaluator's neat config")
 
     def evaluate(self, genomes, config) -> None:
         """neat-python's fitness callback: every genome's outcome, scored through the search."""
