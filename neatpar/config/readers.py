@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
 from ..errors import ConfigError
+from .parameter_file import ParameterFile, read_parameter_file
 
 
 class Source(enum.Enum):
@@ -196,9 +197,19 @@ def _literal(name: str, value: str, keyword: ast.keyword, where: Where) -> Any:
                                       f"quote text, e.g. {keyword.arg} = 'text'") from None
 
 
-@accepting("name = number pairs, separated by commas or lines (from Python also a mapping)")
-def parameters(name: str, value: Any, where: Where) -> tuple[tuple[str, float], ...]:
-    """`name = number` pairs: text 'a = 1, b = 2', a mapping, or a sequence of pairs."""
+@accepting("name = number pairs, separated by commas or lines (from Python also a mapping), or the path of "
+           "an ML-Agents YAML file of environment_parameters (.yaml or .yml, relative to the config file)")
+def parameters(name: str, value: Any, where: Where) -> tuple[tuple[str, float], ...] | ParameterFile:
+    """`name = number` pairs: text 'a = 1, b = 2', a mapping, or a sequence of pairs; or the path of
+    an ML-Agents YAML file (.yaml or .yml, relative to the config file) of environment_parameters."""
+    if isinstance(value, ParameterFile):
+        return value
+    if isinstance(value, str) and value.strip().lower().endswith((".yaml", ".yml")) and "=" not in value:
+        path = os.path.normpath(os.path.join(where.base, value.strip()))
+        if not os.path.isfile(path):
+            raise where.fail(name, value, f"names no file ({path} not found): give the path relative to the "
+                                          f"config file")
+        return read_parameter_file(path)
     if isinstance(value, str):
         pairs = []
         for item in (part.strip() for part in value.replace("\n", ",").split(",")):

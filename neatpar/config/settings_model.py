@@ -19,6 +19,7 @@ import neat
 
 from ..errors import ConfigError
 from .behaviors import BehaviorRole, Role, behavior_files, roles_or_none
+from .parameter_file import ParameterFile
 from .network_kinds import KINDS, Network, NetworkKind, network_help, network_kind
 from . import searches
 from .readers import (Reader, Source, Where, address, arguments, boolean, choice, did_you_mean, existing_file,
@@ -107,8 +108,9 @@ class Settings:
                                                  "run's last, in the run folder's videos/ and in TensorBoard (0: no "
                                                  "clips)", flag=True, resumable=True)
     worker_id: int = setting(0, integer(0, 60000), "first worker id tried for the build's port", resumable=True)
-    env_parameters: tuple[tuple[str, float], ...] = setting((), parameters, "'name = number' pairs sent on the "
-                                                                            "EnvironmentParameters side channel")
+    env_parameters: tuple[tuple[str, float], ...] | ParameterFile = setting(
+        (), parameters, "'name = number' pairs sent on the EnvironmentParameters side channel, or an ML-Agents "
+                        "YAML file of environment_parameters: constants, samplers and curricula")
     inference: Inference = setting("inprocess", choice(INFERENCE), "where the networks run: in this process, "
                                    "on a spawn pool, or whichever measures faster", flag=True, resumable=True)
     workers: int = setting(2, integer(1, 256), "pool workers for inference = pool or auto", flag=True, resumable=True)
