@@ -112,3 +112,23 @@ def test_a_real_unity_environment_plays_the_maze_to_its_end():
         task = Maze({"agents": 4, "max_steps": 30}, None)
         drive(task, turns, 30)
         assert np.allclose([rewards[i][1][10:] for i in range(4)], task.observe(NAME)[:, 10:], atol=1e-6)
+
+
+def test_the_goal_parameter_moves_the_goal_along_the_way_through_the_maze():
+    """GetWithDefault("goal", 1) in each robot's OnEpisodeBegin: 0 puts the goal at the start (the
+    first step reaches it), a uniform sampler a new place for each robot, on the way through."""
+    from neatpar_sim.game_parameters import GameParameters
+    from neatpar_sim.maze import PATH, along_path
+    from support.curricula import parameter_payload
+    assert along_path(0.0) == START and along_path(1.0) == GOAL and along_path(0.5) != GOAL
+    legs = np.hypot(*np.diff(PATH, axis=0).T)
+    assert along_path(legs[0] / legs.sum()) == (180.0, 30.0)
+    parameters = GameParameters()
+    parameters.receive(parameter_payload(lambda c: c.set_float_parameter("goal", 0.0)))
+    at_start = Maze({"agents": 2}, None, parameters=parameters)
+    result = drive(at_start, np.zeros((2, 2)), 1)[0]
+    assert result.done.all() and (result.reward == 1.0).all()
+    parameters.receive(parameter_payload(lambda c: c.set_uniform_sampler_parameters("goal", 0.2, 0.8, 3)))
+    spread = Maze({"agents": 4}, None, parameters=parameters)
+    assert len({tuple(g) for g in spread.goal}) == 4
+    assert all(not np.allclose(g, GOAL) for g in spread.goal)

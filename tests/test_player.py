@@ -57,7 +57,8 @@ def test_side_channels_engine_parameters_stats_and_unknown(tmp_path):
     log = open(next(tmp_path.glob("Player-*.log"))).read()
     assert "time_scale" in log and "20.0" in log
     assert "is not handled here" in log
-    assert "has no option no_such_option" in log
+    # A key that is no option is a game parameter, as in Unity: kept for GetWithDefault, unread here.
+    assert "environment parameter no_such_option: no option of the ball build" in log
 
 
 def logged_steps(text: str) -> list[float]:

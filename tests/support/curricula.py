@@ -43,3 +43,12 @@ def write_yaml(folder, text: str, name: str = "parameters.yaml") -> str:
     with open(path, "w") as stream:
         stream.write(text)
     return path
+
+
+def parameter_payload(send) -> bytes:
+    """The message mlagents-envs' EnvironmentParametersChannel queues for one call, e.g.
+    `lambda c: c.set_float_parameter("goal", 0.5)`."""
+    from mlagents_envs.side_channel.environment_parameters_channel import EnvironmentParametersChannel
+    channel = EnvironmentParametersChannel()
+    send(channel)
+    return bytes(channel.message_queue[0])

@@ -25,12 +25,18 @@ still. The episode ends when the robot comes within GOAL_RADIUS of the goal (rew
 interrupted at max_steps academy steps (reward 1 - distance to the goal / the arena's diagonal);
 no reward comes before the episode's end. Nothing is drawn at random: the same actions give the
 same episode.
+
+The environment parameter `goal` (read with GetWithDefault in each robot's OnEpisodeBegin, default
+1) moves the goal along PATH, the way through the maze: 0 puts it at the start, 1 at GOAL, 0.5
+halfway along; its radar, reward and end follow it. A curriculum of goals further and further
+along the way (configs/maze-curriculum.yaml) leads a plain objective search past the dead end.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from . import render
+from .game_parameters import GameParameters
 from .spec import Behavior, StepResult, Task, positive_int
 
 WIDTH, HEIGHT = 200.0, 200.0
@@ -44,6 +50,21 @@ MAX_SPEED = 3.0          # units per step
 MAX_TURN = 0.25          # radians per step
 FINDERS = np.radians([-90.0, -45.0, 0.0, 45.0, 90.0, 180.0])
 DIAGONAL = float(np.hypot(WIDTH, HEIGHT))
+# The way through: along the first corridor, up past the first wall's end, left along the second
+# corridor below the pocket, up through the second wall's opening and right to GOAL.
+PATH = np.array([START, (180.0, 30.0), (180.0, 80.0), (15.0, 80.0), (15.0, 170.0), GOAL])
+
+
+def along_path(fraction: float) -> tuple[float, float]:
+    """The point at `fraction` (clipped to [0, 1]) of PATH's length."""
+    legs = np.hypot(*np.diff(PATH, axis=0).T)
+    left = float(np.clip(fraction, 0.0, 1.0)) * legs.sum()
+    for (a, b), length in zip(zip(PATH[:-1], PATH[1:]), legs):
+        if left <= length:
+            point = a + (b - a) * (left / length)
+            return float(point[0]), float(point[1])
+        left -= length
+    return GOAL
 
 # Wall segments (x0, y0, x1, y1): the arena's sides, the two corridor walls, the pocket's side.
 WALLS = np.array([
@@ -54,9 +75,11 @@ WALLS = np.array([
 ], dtype=np.float64)
 
 
-def closeness(position: np.ndarray) -> np.ndarray:
-    """1 - distance to the goal / the arena's diagonal, for (n, 2) positions."""
-    return 1.0 - np.hypot(position[:, 0] - GOAL[0], position[:, 1] - GOAL[1]) / DIAGONAL
+def closeness(position: np.ndarray, goal: np.ndarray | None = None) -> np.ndarray:
+    """1 - distance to the goal (GOAL, or each row's of (n, 2) `goal`) / the arena's diagonal, for
+    (n, 2) positions."""
+    goal = np.asarray(GOAL)[None, :] if goal is None else goal
+    return 1.0 - np.hypot(position[:, 0] - goal[:, 0], position[:, 1] - goal[:, 1]) / DIAGONAL
 
 
 def _cross(ax, ay, bx, by):
@@ -87,9 +110,11 @@ def wall_distance(position: np.ndarray) -> np.ndarray:
     return np.hypot(px - (ax + along * ex), py - (ay + along * ey)).min(axis=1)
 
 
-def radar(position: np.ndarray, heading: np.ndarray) -> np.ndarray:
-    """(n, 4) one-hot slice of the goal's direction: front, left, back, right of the heading."""
-    bearing = np.arctan2(GOAL[1] - position[:, 1], GOAL[0] - position[:, 0]) - heading
+def radar(position: np.ndarray, heading: np.ndarray, goal: np.ndarray | None = None) -> np.ndarray:
+    """(n, 4) one-hot slice of the goal's direction (GOAL, or each row's of `goal`): front, left,
+    back, right of the heading."""
+    goal = np.asarray(GOAL)[None, :] if goal is None else goal
+    bearing = np.arctan2(goal[:, 1] - position[:, 1], goal[:, 0] - position[:, 0]) - heading
     slice_ = np.floor(np.mod(bearing + np.pi / 4, 2 * np.pi) / (np.pi / 2)).astype(np.int64) % 4
     return np.eye(4)[slice_]
 
@@ -98,20 +123,25 @@ class Maze(Task):
     """`agents` robots, each alone in its own copy of the maze (see the module docstring)."""
 
     OPTIONS = ("agents", "max_steps")
+    READS = ("goal",)
 
-    def __init__(self, options: dict, rng: np.random.Generator):
+    def __init__(self, options: dict, rng: np.random.Generator, parameters: GameParameters | None = None):
+        self.parameters = parameters if parameters is not None else GameParameters()
         self.n = positive_int(options, "agents", 16, 4096)
         self.max_steps = positive_int(options, "max_steps", 400, 10**7)
         self.behaviors = (Behavior("Maze?team=0", 12, continuous=2),)
         self.position = np.zeros((self.n, 2))
         self.heading = np.zeros(self.n)
         self.steps = np.zeros(self.n, dtype=np.int64)
+        self.goal = np.tile(np.asarray(GOAL, np.float64), (self.n, 1))
         self._restart(np.arange(self.n))
 
     def rows(self, behavior: str) -> int:
         return self.n
 
     def _restart(self, rows: np.ndarray) -> None:
+        for row in rows:   # each robot's OnEpisodeBegin, in turn
+            self.goal[row] = along_path(self.parameters.get_with_default("goal", 1.0))
         self.position[rows] = START
         self.heading[rows] = START_HEADING
         self.steps[rows] = 0
@@ -121,7 +151,8 @@ class Maze(Task):
 
     def observe(self, behavior: str) -> np.ndarray:
         scaled = self.position / (np.array([WIDTH, HEIGHT]) / 2) - 1.0
-        return np.column_stack([ranges(self.position, self.heading) / RANGE, radar(self.position, self.heading),
+        return np.column_stack([ranges(self.position, self.heading) / RANGE,
+                                radar(self.position, self.heading, self.goal),
                                 scaled]).astype(np.float32)
 
     def step(self, actions: dict, acting: dict, deciding: dict) -> dict[str, StepResult]:
@@ -135,10 +166,11 @@ class Maze(Task):
         free = wall_distance(moved) >= RADIUS
         self.position[free] = moved[free]
         self.steps += 1
-        reached = np.hypot(self.position[:, 0] - GOAL[0], self.position[:, 1] - GOAL[1]) < GOAL_RADIUS
+        reached = np.hypot(self.position[:, 0] - self.goal[:, 0], self.position[:, 1] - self.goal[:, 1]) < GOAL_RADIUS
         interrupted = ~reached & (self.steps >= self.max_steps)
         done = reached | interrupted
-        reward = np.where(reached, 1.0, np.where(interrupted, closeness(self.position), 0.0)).astype(np.float32)
+        reward = np.where(reached, 1.0, np.where(interrupted, closeness(self.position, self.goal), 0.0))
+        reward = reward.astype(np.float32)
         return {name: StepResult(reward, np.zeros(self.n, np.float32), done, interrupted)}
 
     GOAL_COLOR, ROBOT_COLOR = (90, 200, 110), (240, 240, 240)
@@ -151,7 +183,8 @@ class Maze(Task):
         up = render.Scale(0.0, HEIGHT, render.SIZE - 8, 8)
         for x0, y0, x1, y1 in WALLS:
             canvas.line(across(x0), up(y0), across(x1), up(y1), render.LINE)
-        canvas.disc(across(GOAL[0]), up(GOAL[1]), across.length(GOAL_RADIUS), self.GOAL_COLOR)
+        goal = self.goal[row]
+        canvas.disc(across(goal[0]), up(goal[1]), across.length(GOAL_RADIUS), self.GOAL_COLOR)
         (x, y), heading = self.position[row], self.heading[row]
         canvas.disc(across(x), up(y), across.length(RADIUS), self.ROBOT_COLOR)
         tip = (x + 2 * RADIUS * np.cos(heading), y + 2 * RADIUS * np.sin(heading))

@@ -34,6 +34,7 @@ import numpy as np
 
 from . import render, side_channels
 from .academy import ACADEMY_OPTIONS, Academy, Outgoing, requesters
+from .game_parameters import GameParameters
 from .spec import MaskedActionError, OptionError, Task, renders, unknown_options
 from .tasks import TASKS
 
@@ -159,6 +160,7 @@ class Player:
         self.settings, self.log = settings, log
         self.options = dict(settings.options)
         self.pending_options: dict = {}
+        self.parameters = GameParameters()   # Academy.Instance.EnvironmentParameters: lives as long as the game
         self.rng = np.random.default_rng(0)
         self.academy = Academy(log)
         self.stats = bytearray()
@@ -217,7 +219,7 @@ class Player:
             else:
                 if "seed" in candidate:
                     self.seed(candidate["seed"])
-        task = make_task(self.settings.task, self.options, self.rng)
+        task = make_task(self.settings.task, self.options, self.rng, self.parameters)
         self.academy.record_episodes = bool(self.options.get("stats"))
         self.academy.strict_masks = bool(self.options.get("strict_masks"))
         self.academy.reset(task, requesters(self.options, task))
@@ -252,9 +254,17 @@ class Player:
     def read_side_channels(self, data: bytes) -> None:
         for channel, payload in side_channels.split(data):
             if channel == side_channels.ENVIRONMENT_PARAMETERS:
-                key, value = side_channels.read_environment_parameter(payload)
+                key, kind = self.parameters.receive(payload)   # what GetWithDefault reads from now on
+                self.log(f"environment parameter message {key} {kind} {payload.hex()}")   # as it arrived
+                task = TASKS[self.settings.task]
+                if key.partition(".")[0] not in task.OPTIONS + ACADEMY_OPTIONS + PLAYER_OPTIONS:   # a game's
+                    if key not in task.READS:
+                        self.log(f"environment parameter {key}: no option of the {self.settings.task} build, and its "
+                                 f"game does not read it: kept, unread")
+                    continue
+                value = side_channels.read_environment_parameter(payload)[1]
                 if value is None:
-                    self.log(f"environment parameter {key!r}: samplers are not supported, ignored")
+                    self.log(f"environment parameter {key!r}: an option takes a number, not a sampler; ignored")
                 elif value.is_integer():
                     self.pending_options[key] = int(value)  # takes effect at the next reset
                     self.log(f"environment parameter {key} = {value:g} (from the next reset)")
@@ -304,8 +314,9 @@ def merge_options(options: dict, later: dict) -> dict:
     return merged
 
 
-def make_task(name: str, options: dict, rng: np.random.Generator) -> Task:
-    """The task `name` with `options`; unknown options are errors."""
+def make_task(name: str, options: dict, rng: np.random.Generator, parameters: GameParameters | None = None) -> Task:
+    """The task `name` with `options`; unknown options are errors. A task that reads environment
+    parameters (its READS) gets `parameters` (an empty set of them when None)."""
     cls = TASKS[name]
     per_behavior = getattr(cls, "PER_BEHAVIOR", ()) + ACADEMY_OPTIONS
     singles = tuple(o for o in cls.OPTIONS + PLAYER_OPTIONS if o not in per_behavior)
@@ -319,7 +330,8 @@ def make_task(name: str, options: dict, rng: np.random.Generator) -> Task:
             raise OptionError(f"{switch} must be 0 or 1, got {options[switch]!r}")
     if not isinstance(options.get("seed", 0), int) or options.get("seed", 0) < 0:
         raise OptionError(f"seed must be a non-negative integer, got {options['seed']!r}")
-    task = cls({k: v for k, v in options.items() if k.partition(".")[0] in cls.OPTIONS}, rng)
+    own = {k: v for k, v in options.items() if k.partition(".")[0] in cls.OPTIONS}
+    task = cls(own, rng, parameters=parameters or GameParameters()) if cls.READS else cls(own, rng)
     names = [b.name for b in task.behaviors]
     for key in options:
         base, _, index = key.partition(".")

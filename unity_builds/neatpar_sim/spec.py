@@ -61,6 +61,9 @@ class Task:
 
     behaviors: tuple[Behavior, ...] = ()
     visual_shape: tuple[int, ...] | None = None
+    # The environment parameters the task reads with GetWithDefault (game_parameters.py); a task
+    # that reads any takes them as its constructor's `parameters`.
+    READS: tuple[str, ...] = ()
 
     def rows(self, behavior: str) -> int:
         """Agent rows of the behavior (the number of its agents once all are enabled)."""

@@ -13,6 +13,7 @@ from .camera import Camera
 from .duel import Duel
 from .maze import Maze
 from .probe import Probe
+from .game_parameters import GameParameters
 from .spec import AreaTask, Behavior, StepResult, Task, integer, positive_int
 
 
@@ -24,6 +25,12 @@ class Ball3D(Task):
     of tilt about z and x; an agent that does not act this step keeps its tilt. Reward +0.1 per
     academy step while the ball stays on; -1 and the end of the episode when it falls off;
     episodes are interrupted at max_steps academy steps.
+
+    The ball's environment parameters are read as 3DBall reads them, with GetWithDefault in each
+    agent's OnEpisodeBegin (an agent at a time, in row order; a sampler draws anew for each):
+    `mass` (default 1: the random push on the ball is a force, its acceleration PUSH / mass),
+    `scale` (default 1: the ball's size; the ball falls once its edge, 0.5 (scale - 1) beyond its
+    centre, leaves the platform) and `gravity` (default 9.81, m/s^2).
     """
 
     HALF_SIZE = 2.5      # platform half-width
@@ -35,8 +42,10 @@ class Ball3D(Task):
     DAMPING = 0.995
 
     OPTIONS = ("agents", "max_steps", "visual")
+    READS = ("mass", "scale", "gravity")
 
-    def __init__(self, options: dict, rng: np.random.Generator):
+    def __init__(self, options: dict, rng: np.random.Generator, parameters: GameParameters | None = None):
+        self.parameters = parameters if parameters is not None else GameParameters()
         self.n = positive_int(options, "agents", 12, 4096)
         self.max_steps = positive_int(options, "max_steps", 1000, 10**7)
         visual = integer(options, "visual", 0, 0, 1)
@@ -48,6 +57,7 @@ class Ball3D(Task):
         self.pos = np.zeros((self.n, 2))      # ball x, z on the platform
         self.vel = np.zeros((self.n, 2))
         self.steps = np.zeros(self.n, dtype=np.int64)
+        self.mass, self.scale, self.gravity = np.ones(self.n), np.ones(self.n), np.full(self.n, self.GRAVITY)
         self._restart(np.arange(self.n))
 
     def rows(self, behavior: str) -> int:
@@ -55,6 +65,10 @@ class Ball3D(Task):
 
     def _restart(self, rows: np.ndarray) -> None:
         k = len(rows)
+        for row in rows:   # each agent's OnEpisodeBegin, in turn
+            self.mass[row] = self.parameters.get_with_default("mass", 1.0)
+            self.scale[row] = self.parameters.get_with_default("scale", 1.0)
+            self.gravity[row] = self.parameters.get_with_default("gravity", self.GRAVITY)
         self.tilt[rows] = self.rng.uniform(-0.15, 0.15, (k, 2))
         self.pos[rows] = self.rng.uniform(-1.5, 1.5, (k, 2))
         self.vel[rows] = self.rng.uniform(-0.5, 0.5, (k, 2))
@@ -76,12 +90,12 @@ class Ball3D(Task):
         if not acting[name].all():
             push[~acting[name]] = 0.0
         self.tilt = np.clip(self.tilt + self.TILT_RATE * push, -self.MAX_TILT, self.MAX_TILT)
-        accel = self.GRAVITY * np.column_stack([-np.sin(self.tilt[:, 0]), np.sin(self.tilt[:, 1])])
-        accel += self.rng.normal(0.0, self.PUSH, accel.shape)
+        accel = self.gravity[:, None] * np.column_stack([-np.sin(self.tilt[:, 0]), np.sin(self.tilt[:, 1])])
+        accel += self.rng.normal(0.0, self.PUSH, accel.shape) / self.mass[:, None]
         self.vel = (self.vel + accel * self.DT) * self.DAMPING
         self.pos = self.pos + self.vel * self.DT
         self.steps += 1
-        dropped = (np.abs(self.pos) > self.HALF_SIZE).any(axis=1)
+        dropped = (np.abs(self.pos) > self.HALF_SIZE - 0.5 * (self.scale[:, None] - 1.0)).any(axis=1)
         interrupted = ~dropped & (self.steps >= self.max_steps)
         reward = np.where(dropped, -1.0, 0.1).astype(np.float32)
         return {self.behaviors[0].name: StepResult(reward, np.zeros(self.n, np.float32),
