@@ -17,6 +17,14 @@ class LeagueValues(NamedTuple):
     league_size: int
 
 
+class WinnerValues(NamedTuple):
+    """The run's winner after a generation, when it is chosen on fresh episodes: its training
+    fitness, its score on fresh episodes, and the seconds the generation spent on them."""
+    winner_fitness: float
+    winner_fresh: float
+    fresh_seconds: float
+
+
 class EpisodeEnd(NamedTuple):
     """How a genome's scored episode ended: the reward (and group reward) of its last report, and
     whether a step limit cut it (the game's max_step_reached, or max_steps) rather than the game

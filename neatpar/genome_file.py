@@ -50,6 +50,19 @@ def genome_from_dict(data: dict, source: str = "genome"):
     return genome
 
 
+def recorded_fresh(path: str) -> dict | None:
+    """A winner.json's score on fresh episodes, as its run recorded it ("fresh"); None for other
+    files and winners chosen by training fitness."""
+    if not path.endswith(".json"):
+        return None
+    try:
+        with open(path) as f:
+            fresh = json.load(f).get("fresh")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return fresh if isinstance(fresh, dict) else None
+
+
 def load_genome(path: str, config=None):
     """A genome from a neatpar JSON file, or from a pickle (which the caller chose to trust); the
     files often named in its place (a run folder, a checkpoint, an ONNX model) are refused saying

@@ -12,8 +12,11 @@ class RunState:
     copy), `generation` the run's generations evaluated so far (both populations' in an
     asymmetric game), `selfplay` the leagues and their generator (episodes/league.py: SelfPlay.state),
     None without league roles, `search` the search strategy's (search/strategy.py: Search.state;
-    None in checkpoints of an earlier neatpar, whose runs searched on fitness)."""
+    None in checkpoints of an earlier neatpar, whose runs searched on fitness), `validation` the
+    winner chosen on fresh episodes (episodes/validation.py: ValidationState; None in checkpoints
+    of an earlier neatpar)."""
     champion: Any = None
     generation: int = 0
     selfplay: dict | None = None
     search: dict | None = None
+    validation: Any = None

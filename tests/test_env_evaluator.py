@@ -14,6 +14,7 @@ from neatpar import ConfigError, LiveHandleError
 from neatpar import settings as run_config
 from neatpar.envs.unity.bridge import Display
 from neatpar.episodes.env_evaluator import EnvEvaluator, UnityEvaluator
+from neatpar.episodes.validation import ValidationState
 from neatpar.run_state import RunState
 from neatpar.generation_stats import GenerationStats
 from support.configs import ball_cfg
@@ -44,7 +45,7 @@ def test_from_settings_takes_them_as_they_are_and_starts_nothing(tmp_path):
         assert ev.settings is settings and ev.log_folder == str(tmp_path / "logs")
         assert ev.configs == {"other": config} and not ev.hosted
         assert ev._environment is None and child_pids() == before
-        assert ev.run_state() == RunState(None, 0, None, {"search": "fitness", "best": None})
+        assert ev.run_state() == RunState(None, 0, None, {"search": "fitness", "best": None}, ValidationState())
     with pytest.raises(ConfigError, match=r"simulator build .*nothing not found"):
         EnvEvaluator.from_settings(settings.with_changes(env=str(tmp_path / "nothing")))
 
@@ -96,7 +97,8 @@ def test_play_gives_the_episodes_asked_for_and_counts_no_generation(tmp_path):
     with EnvEvaluator.from_settings(settings) as evaluator:
         returns = evaluator.play(genome, config, episodes=3)
         assert len(returns) == 3 and evaluator.last_stats.episodes == 3
-        assert evaluator.run_state() == RunState(None, 0, None, {"search": "fitness", "best": None})
+        assert evaluator.run_state() == RunState(None, 0, None, {"search": "fitness", "best": None},
+                                                 ValidationState())
         assert evaluator.play(genome, config, episodes=3) == returns  # seeded: the same episodes again
 
 

@@ -17,11 +17,17 @@ def evolve(*args) -> str:
     return result.stdout
 
 
+def fresh_note(winner: dict) -> str:
+    """What the closing line says of a winner chosen on fresh episodes (winner.json's "fresh")."""
+    fresh = winner["fresh"]
+    return f" (training), {fresh['fitness']:.3f} on {fresh['episodes']} fresh episodes"
+
+
 def test_the_closing_lines_name_the_winner_its_files_and_a_play_command_that_runs_as_printed(tmp_path):
     out = tmp_path / "run"
     lines = evolve("--config", ball_cfg(tmp_path, generations=2), "--out", str(out)).splitlines()
     winner = json.load(open(out / "winner.json"))
-    start = lines.index(f"winner: genome {winner['key']}, fitness {winner['fitness']:.3f}")
+    start = lines.index(f"winner: genome {winner['key']}, fitness {winner['fitness']:.3f}{fresh_note(winner)}")
     listed = [line.strip() for line in lines[start + 1:] if line.startswith("  ")]
     assert {os.path.basename(p) for p in listed} >= {"winner.json", "winner.pickle", "winner.dot", "winner.onnx",
                                                      "fitness.png", "species.png"}
@@ -38,4 +44,5 @@ def test_a_quiet_run_ends_on_one_line_naming_the_winner_and_its_file(tmp_path):
     lines = evolve("--config", ball_cfg(tmp_path, generations=1), "--out", str(out), "--quiet").splitlines()
     winner = json.load(open(out / "winner.json"))
     assert len(lines) == 2 and lines[0].startswith("neatpar evolve: ")
-    assert lines[1] == f"winner: genome {winner['key']}, fitness {winner['fitness']:.3f}: {out / 'winner.json'}"
+    assert lines[1] == (f"winner: genome {winner['key']}, fitness {winner['fitness']:.3f}{fresh_note(winner)}: "
+                        f"{out / 'winner.json'}")

@@ -23,7 +23,7 @@ from ..episodes.env_evaluator import EnvEvaluator
 from ..episodes.recording import record_episode
 from ..episodes.survey import survey
 from ..environment import Layout
-from ..genome_file import check_genome_fits, load_genome
+from ..genome_file import check_genome_fits, load_genome, recorded_fresh
 
 
 def layouts_for(settings: Settings, genome_path: str) -> dict[str, Layout]:
@@ -97,6 +97,9 @@ def play(args) -> int:
         returns = evaluator.play(genome, config, episodes=plan.episodes, opponents=opponents)
     print(_played_line(genome.key, returns))
     print("returns: " + " ".join(f"{r:.3f}" for r in returns))
+    fresh = recorded_fresh(plan.genome) if getattr(args, "cell", None) is None else None
+    if fresh is not None:
+        print(f"its run recorded a mean return of {fresh['mean_return']:.3f} on {fresh['episodes']} fresh episodes")
     return 0
 
 

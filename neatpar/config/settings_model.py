@@ -100,6 +100,14 @@ class Settings:
     hyperneat_leo: bool = setting(False, boolean, "hyperneat: the CPPN's last output expresses a connection only "
                                                   "where it is above 0 (link expression output)")
     fitness: Fitness = setting("mean", choice(FITNESS_AGGREGATES), "aggregate of a genome's episode returns")
+    # The winner chosen on fresh episodes (episodes/validation.py).
+    winner_candidates: int = setting(5, integer(1, 1000), "genomes of best training fitness since the last check "
+                                     "that play fresh episodes with the winner to become it")
+    winner_episodes: int = setting(32, integer(0, 100000), "fresh episodes each candidate and the winner play at a "
+                                   "check; the best by the fitness aggregate of them is the winner (0: the winner is "
+                                   "the best training fitness seen)", flag=True)
+    winner_interval: int = setting(5, integer(1), "generations between checks of the winner on fresh episodes (and "
+                                   "one at the run's end)")
     time_scale: float = setting(20.0, number(), "the engine's time scale")
     no_graphics: bool = setting(True, boolean, "run the build headless")
     timeout: float = setting(60.0, number(), "seconds to wait for the build to answer", resumable=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import time
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -29,7 +30,8 @@ from .inference import make_inference
 from .league import SelfPlay
 from .aggregates import aggregate
 from .generation_plan import Match, standard_match
-from .runner import EpisodeRunner
+from .runner import EpisodeRunner, simulator_seed
+from .validation import VALIDATION_ROUND, WinnerPin, WinnerValidation
 
 
 class EnvEvaluator:
@@ -101,6 +103,8 @@ class EnvEvaluator:
         self.episode_returns: dict[int, list[float]] = {}
         self.search: Search = search_of(settings)
         self.search_stats: SearchStats | None = None   # the last generation's
+        self.validation = WinnerValidation(settings.winner_candidates, settings.winner_episodes,
+                                           settings.winner_interval, settings.fitness)
         self.fitness: dict[int, float] = {}            # the last generation's true fitness, by genome key
         self._runner = None
         self.progress = None  # called during evaluate() with the generation's stats so far
@@ -122,16 +126,21 @@ class EnvEvaluator:
                 self.selfplay.restore(state.selfplay, source)
             if state.search is not None:
                 self.search = restore(state.search)
+            self.validation.restore(getattr(state, "validation", None))   # None in earlier checkpoints
 
     def attach(self, population) -> None:
         """Bind the search to a neat.Population just made or restored (MAP-Elites' reproduction
-        breeds from the search's archive)."""
+        breeds from the search's archive), and make its `run` return the winner chosen on fresh
+        episodes (winner_episodes > 0; validation.py)."""
         self.search.attach(population)
+        if self.validation.enabled and self.selfplay is None and \
+                not any(isinstance(r, WinnerPin) for r in population.reporters.reporters):
+            population.add_reporter(WinnerPin(population, self.validation, self.check_winner))
 
     def run_state(self) -> RunState:
         """What a checkpoint keeps of this evaluator (see RunState)."""
         return RunState(self.champion, self.generation, None if self.selfplay is None else self.selfplay.state(),
-                        self.search.state())
+                        self.search.state(), self.validation.state)
 
     @property
     def environment(self):
@@ -183,6 +192,32 @@ class EnvEvaluator:
             games = self.selfplay.rating_games(self._round, best, side, played.rounds, champion, self.files)
             self.selfplay.record(side, games, best)
         self.generation += 1
+        self.validation.seconds = 0.0
+        if self.selfplay is None and self.validation.enabled:
+            self.validation.offer([(genome, self.fitness[key]) for key, genome in pairs])
+            if self.validation.due(self.generation - 1):
+                self.check_winner()
+
+    def check_winner(self) -> None:
+        """Play the candidates offered since the last check and the winner on fresh episodes, now
+        (validation.py); a run's end calls it for the candidates of its last generations."""
+        if self._runner is None or not self.validation.state.pending:
+            return
+        started = time.perf_counter()
+        generation = self.generation - 1
+        match = Match(standard_match(self.settings, self.champion, self.files).opponents, 0, VALIDATION_ROUND)
+
+        def play(genomes: list, episodes: int) -> tuple[list[list[float]], int | None]:
+            progress, self._runner.progress = self._runner.progress, None
+            try:
+                returns, _ = self._runner.evaluate(genomes, self.champion, self.files, generation,
+                                                   match=dataclasses.replace(match, episodes=episodes))
+            finally:
+                self._runner.progress = progress
+            return returns, simulator_seed(self.settings.seed, generation, 0, VALIDATION_ROUND)
+
+        self.validation.check(play, generation)
+        self.validation.seconds += time.perf_counter() - started
 
     def _round(self, genomes: list, match: Match, so_far: GenerationStats | None) -> tuple:
         """One match of a self-play generation; progress counts the rounds before it too (rating
@@ -215,7 +250,7 @@ class EnvEvaluator:
         champion."""
         if self.selfplay is not None:
             return self.selfplay.winner(self.selfplay.sides[0]).genome
-        return self.champion
+        return self.validation.winner or self.champion
 
     def play(self, genome, config: Any, episodes: int = 1, opponents: dict | None = None) -> list[float]:
         """`episodes` episode returns of one genome. The champion and league behaviors are played

@@ -23,6 +23,13 @@ log = logging.getLogger("neatpar")
 MAX_SIMULATOR_FAILURES = 3
 
 
+def simulator_seed(seed: int | None, generation: int, part: int = 0, round_: int = 0) -> int | None:
+    """The seed the environment is reset with for a part of a generation's match (None: unseeded)."""
+    if seed is None:
+        return None
+    return (seed * 1009 + generation + part * 104729 + round_ * 7919) % 2**24
+
+
 class EpisodeRunner:
     """Runs generations on an environment (environment.py); the networks run on `inference`
     (inference.py: in this process, on the pool, or whichever is faster)."""
@@ -51,6 +58,9 @@ class EpisodeRunner:
         self.recorded_geometry: Any = None   # a resumed run's (geometry_of)
         self._warned: set[str] = set()
         self.started_once = False   # the environment has reset successfully at least once
+        # The environment parameters' values every part is played with (curriculum.py: the
+        # current lessons'), None without a parameter file.
+        self.parameters: Mapping[str, Any] | None = None
 
     def evaluate(self, genomes: list, champion=None, files: dict | None = None, generation: int = 0,
                  part: int = 0, match: Match | None = None) -> tuple[list[list[float]], GenerationStats]:
@@ -66,15 +76,17 @@ class EpisodeRunner:
         MAX_SIMULATOR_FAILURES failures in one generation the run stops with a SimulatorError."""
         started = time.perf_counter()
         compiled = compile_generation(genomes, champion, files or {}, self.settings, self.neat_config, match,
-                                      self.configs, self.network_geometry())
+                                      self.configs, self.network_geometry())._replace(parameters=self.parameters)
         returns, stats = self.play(compiled, generation, part)
         stats.seconds = time.perf_counter() - started  # the compilation included
         return returns, stats
 
     def play(self, compiled: Compiled, generation: int = 0, part: int = 0) -> tuple[list[list[float]], GenerationStats]:
         """`evaluate` for genomes already compiled (compile_generation): env hosts receive their
-        part compiled by the main process."""
+        part compiled by the main process, with the environment parameters' values to play it with."""
         started = time.perf_counter()
+        if compiled.parameters is not None:   # sent before the part's reset, as ML-Agents sends them
+            self.environment.set_parameters(compiled.parameters)
         plan, kernel = compiled.plan, compiled.kernel
         if compiled.geometry is not None:
             self.geometry = compiled.geometry
@@ -107,10 +119,7 @@ class EpisodeRunner:
         return returns, stats
 
     def _start(self, generation: int, part: int, round_: int = 0) -> None:
-        seed = None
-        if self.settings.seed is not None:
-            seed = (self.settings.seed * 1009 + generation + part * 104729 + round_ * 7919) % 2**24
-        self.environment.reset(seed)
+        self.environment.reset(simulator_seed(self.settings.seed, generation, part, round_))
         self.started_once = True
 
     def network_geometry(self) -> Any:

@@ -114,7 +114,8 @@ class Checkpoint:
         p = self.population
         extras = {"champion": self.evaluator.champion, "evaluator_generation": self.evaluator.generation,
                   "stats_columns": list(p.columns), "best_genome": p.best_genome,
-                  "selfplay": self.evaluator.selfplay, "search": self.evaluator.search}
+                  "selfplay": self.evaluator.selfplay, "search": self.evaluator.search,
+                  "validation": self.evaluator.validation}
         if self.run_settings is not None:   # an earlier neatpar stored none
             extras["run_settings"] = self.run_settings.to_dict()
         if self.sides is not None:
@@ -143,7 +144,8 @@ class Checkpoint:
                                    rows=[StatsRow.from_record(row) for row in extras.get("rows", [])]),
                    rndstate,
                    RunState(champion=extras.get("champion"), generation=extras.get("evaluator_generation", generation),
-                            selfplay=extras.get("selfplay"), search=extras.get("search")),
+                            selfplay=extras.get("selfplay"), search=extras.get("search"),
+                            validation=extras.get("validation")),
                    run_settings=None if stored is None else RunSettings.from_dict(stored),
                    sides=None if sides is None else {b: PopulationState._from_side_record(s) for b, s in sides.items()})
 

@@ -214,9 +214,10 @@ class RunFolder:
         write_atomic(path, json.dumps(record, indent=1).encode())
         return path
 
-    def save_winner(self, genome, config) -> list[str]:
+    def save_winner(self, genome, config, fresh: dict | None = None) -> list[str]:
+        """winner.pickle, winner.json (with the winner's score on fresh episodes, `fresh`) and its drawing."""
         save_genome_pickle(genome, os.path.join(self.path, "winner.pickle"))
-        save_genome_json(genome, config, os.path.join(self.path, "winner.json"))
+        save_genome_json(genome, config, os.path.join(self.path, "winner.json"), fresh)
         return [os.path.join(self.path, "winner.pickle"), os.path.join(self.path, "winner.json")] + \
             self.draw(genome, config)
 

@@ -5,7 +5,9 @@ TensorBoard values (tensorboard.py reads its fields), kept in checkpoints as a p
 stats.csv's columns never move: STATS_FIELDS first, then, in the order they first appear, a
 self-play run's LEAGUE_FIELDS (`elo`, `league_size`), a run's SEARCH_FIELDS when it searches on
 something else than the fitness (the archive's size, additions, coverage and QD-score, novelty's
-mean, max and threshold; best_fitness and mean_fitness are then the true fitness), per-behavior columns `FIELD:BEHAVIOR`
+mean, max and threshold; best_fitness and mean_fitness are then the true fitness), a run's WINNER_FIELDS
+once its winner has been chosen on fresh episodes (its training fitness, its fresh score, the
+generation's seconds of fresh episodes), per-behavior columns `FIELD:BEHAVIOR`
 (BEHAVIOR_FIELDS of each population behavior, when the population drives several) and one column
 `game:KEY` per key the game recorded about itself (Stats side channel); a column that first
 appears in a later generation is empty in the rows before it, and so is a mean of no episodes.
@@ -19,12 +21,13 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from ..search.results import SearchStats
-from ..generation_stats import GenerationStats, LeagueValues
+from ..generation_stats import GenerationStats, LeagueValues, WinnerValues
 
 STATS_FIELDS = ("generation", "best_fitness", "mean_fitness", "stdev_fitness", "species", "episodes",
                 "scored_steps", "scored_steps_per_s", "agent_steps", "seconds",
                 "mean_return", "mean_episode_length", "mean_nodes", "mean_connections")
 LEAGUE_FIELDS = ("elo", "league_size")
+WINNER_FIELDS = ("winner_fitness", "winner_fresh", "fresh_seconds")
 SEARCH_FIELDS = ("archive_size", "archive_added", "coverage", "qd_score", "mean_novelty", "max_novelty",
                  "novelty_threshold")
 BEHAVIOR_FIELDS = ("mean_return", "mean_episode_length")
@@ -64,15 +67,17 @@ class StatsRow:
     game: dict[str, float] = field(default_factory=dict)                # the game's keys, sorted
     species_sizes: dict[int, int] = field(default_factory=dict)         # species id -> members
     search: dict[str, float | None] | None = None   # SEARCH_FIELDS' values (a search other than fitness)
+    winner: WinnerValues | None = None   # the winner chosen on fresh episodes, once it has been
 
     @classmethod
     def of_generation(cls, generation: int, population: Mapping, species, stats: GenerationStats, seconds: float,
                       population_behaviors: list[str], league: LeagueValues | None = None,
-                      search: SearchStats | None = None, fitness: Mapping[int, float] | None = None) -> "StatsRow":
+                      search: SearchStats | None = None, fitness: Mapping[int, float] | None = None,
+                      winner: WinnerValues | None = None) -> "StatsRow":
         """The row of a generation whose genomes (`population`, key -> genome) have their fitness,
         from its species set and the stats of its episodes; with a search other than fitness its
         statistics, and `fitness` the genomes' true fitness (genome.fitness is then what selection
-        climbs)."""
+        climbs); `winner` the winner chosen on fresh episodes as it stands after the generation."""
         searched = search is not None and search.search != "fitness"
         fits = [fitness[k] for k in population] if searched and fitness else [g.fitness for g in population.values()]
         sizes = [g.size() for g in population.values()]  # (nodes, enabled connections), as neat-python counts
@@ -89,7 +94,7 @@ class StatsRow:
                    mean_episode_length=_mean(lengths), mean_nodes=statistics.fmean(n for n, _ in sizes),
                    mean_connections=statistics.fmean(c for _, c in sizes), league=league, behaviors=behaviors,
                    game=stats.game.summary(), species_sizes={sid: len(s.members) for sid, s in species.species.items()},
-                   search=_search_values(search) if searched else None)
+                   search=_search_values(search) if searched else None, winner=winner)
 
     def columns(self) -> dict[str, Any]:
         """The row's stats.csv cells, column -> value, in the order of the columns (see the module
@@ -99,6 +104,8 @@ class StatsRow:
             cells.update((name, getattr(self.league, name)) for name in LEAGUE_FIELDS)
         if self.search is not None:
             cells.update((name, _cell(self.search[name])) for name in SEARCH_FIELDS)
+        if self.winner is not None:
+            cells.update(self.winner._asdict())
         for behavior, values in self.behaviors.items():
             cells.update((f"{name}{BEHAVIOR_SEPARATOR}{behavior}", _cell(getattr(values, name)))
                          for name in BEHAVIOR_FIELDS)
@@ -119,6 +126,7 @@ class StatsRow:
         league = LeagueValues(record["elo"], record["league_size"]) if _given(record, "elo") else None
         search = ({name: _value(record[name]) for name in SEARCH_FIELDS} if _given(record, SEARCH_FIELDS[0])
                   else None)
+        winner = WinnerValues(*(record[name] for name in WINNER_FIELDS)) if _given(record, WINNER_FIELDS[0]) else None
         behaviors: dict[str, dict[str, float | None]] = {}
         game = {}
         for column, value in record.items():
@@ -129,7 +137,7 @@ class StatsRow:
             name, separator, behavior = column.partition(BEHAVIOR_SEPARATOR)
             if separator and name in BEHAVIOR_FIELDS:
                 behaviors.setdefault(behavior, {})[name] = _value(value)
-        return cls(**base, league=league, search=search,
+        return cls(**base, league=league, search=search, winner=winner,
                    behaviors={b: BehaviorValues(**v) for b, v in behaviors.items()},
                    game=game, species_sizes=dict(record.get(SPECIES_SIZES, {})))
 

@@ -46,6 +46,9 @@ TAGS = {  # a row's field (its stats.csv column) -> tag in the run folder's own 
     "mean_novelty": "Search/Mean Novelty",
     "max_novelty": "Search/Max Novelty",
     "novelty_threshold": "Search/Novelty Threshold",
+    "winner_fitness": "Winner/Training Fitness",
+    "winner_fresh": "Winner/Fresh Episodes Fitness",
+    "fresh_seconds": "Throughput/Fresh Episodes Seconds",
 }
 BEHAVIOR_TAGS = {  # a behavior's field (column FIELD:BEHAVIOR) -> tag in the behavior's run
     "mean_return": "Environment/Cumulative Reward",
@@ -69,6 +72,8 @@ def generation_values(row: StatsRow) -> dict[str, dict[str, float]]:
         own.update((name, getattr(row.league, name)) for name in LEAGUE_FIELDS)
     if row.search is not None:
         own.update((name, row.search[name]) for name in SEARCH_FIELDS)
+    if row.winner is not None:
+        own.update(row.winner._asdict())
     runs = {"": _tagged(own, TAGS), GAME_RUN: {key: float(value) for key, value in row.game.items()}}
     for behavior, values in row.behaviors.items():
         runs[behavior_run(behavior)] = _tagged({name: getattr(values, name) for name in BEHAVIOR_FIELDS},

@@ -107,6 +107,7 @@ class OnePopulation:
         return self.recorder.save_snapshot()
 
     def finish(self) -> None:
+        self.evaluator.check_winner()   # the candidates of the generations since the last check
         final_round_robin(self.evaluator, self.plan.quiet)
         finish(self.plan, self.folder, self.evaluator, self.stats, self.clips.latest if self.clips else None)
 

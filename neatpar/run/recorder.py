@@ -111,7 +111,8 @@ class RunRecorder(neat.reporting.BaseReporter):
         selfplay = self.evaluator.selfplay
         row = StatsRow.of_generation(self.generation, population, species, stats, time.perf_counter() - self.started,
                                      self.population_behaviors, selfplay.row() if selfplay is not None else None,
-                                     self.evaluator.search_stats, self.evaluator.fitness)
+                                     self.evaluator.search_stats, self.evaluator.fitness,
+                                     self.evaluator.validation.values())
         self.stats.append(row)
         self.made += 1
         if self.events is not None:

@@ -35,9 +35,11 @@ def finish(plan: Plan, folder: RunFolder, evaluator: EnvEvaluator, stats: StatsF
         plots += save_archive(folder.path, archive, config, evaluator.settings.qd_offset)
     winner = shown_path(os.path.join(folder.path, "winner.json"))
     if quiet:
-        print(f"winner: genome {best.key}, fitness {best.fitness:.3f}: {winner}", flush=True)
+        print(f"winner: genome {best.key}, fitness {best.fitness:.3f}{_fresh_note(evaluator, best)}: {winner}",
+              flush=True)
         return
-    print(f"\nwinner: genome {best.key}, fitness {best.fitness:.3f}{_league_note(evaluator)}")
+    print(f"\nwinner: genome {best.key}, fitness {best.fitness:.3f}{_fresh_note(evaluator, best)}"
+          f"{_league_note(evaluator)}")
     for path in files + plots:
         print(f"  {path}")
     print(f"\nplay it: {program()} play --config {shown_path(plan.run.config_path)} --genome {winner}")
@@ -60,7 +62,8 @@ def show_best_so_far(files: list[str]) -> None:
 def winner_files(plan: Plan, folder: RunFolder, evaluator: EnvEvaluator, best) -> list[str]:
     """`best`'s files in the run folder (winner.json, .pickle, .dot), with its models for Unity,
     the path of the substrate its network needs (hyperneat) and league.json (self-play)."""
-    files = folder.save_winner(best, plan.config)
+    score = evaluator.validation.score if best is evaluator.validation.winner else None
+    files = folder.save_winner(best, plan.config, None if score is None else score.describe())
     substrate = os.path.join(folder.path, SUBSTRATE_FILE)   # with winner.json, all a hyperneat winner's network needs
     if os.path.isfile(substrate):
         files.append(substrate)
@@ -83,6 +86,14 @@ def final_round_robin(evaluator: EnvEvaluator, quiet: bool) -> None:
             print(f"final round-robin of the league's {sizes} members ({evaluator.settings.league_final_games} games a "
                   f"pair) ...", flush=True)
         evaluator.final_round_robin()
+
+
+def _fresh_note(evaluator: EnvEvaluator, best) -> str:
+    """A validated winner's score on fresh episodes."""
+    score = evaluator.validation.score
+    if score is None or best is not evaluator.validation.winner:
+        return ""
+    return f" (training), {score.fitness:.3f} on {score.episodes} fresh episodes"
 
 
 def _league_note(evaluator: EnvEvaluator) -> str:

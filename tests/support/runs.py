@@ -44,7 +44,7 @@ def one_line_error(tmp_path, args, pattern, code=2) -> str:
     return lines[0]
 
 
-TIMING = ("seconds", "scored_steps_per_s")   # the stats.csv columns that differ between two equal runs
+TIMING = ("seconds", "scored_steps_per_s", "fresh_seconds")   # the stats.csv columns that differ between two equal runs
 
 
 def evolve_ok(config, out, *extra):
