@@ -94,6 +94,8 @@ setup(
                   depends=["neatpar/nn/neat_functions.h", "neatpar/python_sum.h"]),
         Extension("neatpar.nn._substrate", sources=["neatpar/nn/_substrate.c"],
                   depends=["neatpar/nn/neat_functions.h", "neatpar/python_sum.h"]),
+        Extension("neatpar.nn._es_search", sources=["neatpar/nn/_es_search.c"],
+                  depends=["neatpar/nn/neat_functions.h", "neatpar/python_sum.h"]),
         Extension("neatpar.evolution._core",
                   sources=["neatpar/evolution/_core.c"] + sorted(glob.glob("neatpar/evolution/core/*.c")),
                   depends=sorted(glob.glob("neatpar/evolution/core/*.h")) + ["neatpar/python_sum.h"]),

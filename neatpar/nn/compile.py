@@ -164,6 +164,25 @@ class Tables:
                          and self.output_keys == list(range(self.num_outputs)))
         records = read_genes(genomes) if standard_keys else None
         flat = (self._in_c(records, acts, aggs) if records is not None else None) or self._in_python(genomes, acts, aggs)
+        self._take(flat)
+        self.custom_activations = acts.custom
+        self.custom_aggregations = aggs.custom
+        self.uses_custom = bool(acts.custom or aggs.custom)
+
+    @classmethod
+    def of_structure(cls, flat: Flat, num_inputs: int, num_outputs: int, genome_keys: list) -> "Tables":
+        """The tables of feed-forward networks of built-in functions whose structure was made
+        elsewhere (ES-HyperNEAT's discovered networks), inputs and outputs in the first slots."""
+        self = cls.__new__(cls)
+        self.input_keys, self.output_keys = [-i - 1 for i in range(num_inputs)], list(range(num_outputs))
+        self.num_inputs, self.num_outputs = num_inputs, num_outputs
+        self.recurrent, self._with_tau, self.genome_keys = False, False, list(genome_keys)
+        self._take(flat)
+        self.custom_activations, self.custom_aggregations, self.uses_custom = [], [], False
+        return self
+
+    def _take(self, flat: Flat) -> None:
+        """The arrays of a walked structure, typed as the kernel reads them."""
         self.stride = int(max(flat.stride, self.num_inputs + self.num_outputs))
         self.genome_start = np.asarray(flat.genome_start, dtype=np.int64)
         self.node_slot = np.asarray(flat.node_slot, dtype=np.int32)
@@ -172,16 +191,13 @@ class Tables:
         self.node_bias = np.frombuffer(flat.node_bias, dtype=np.float64)
         self.node_resp = np.frombuffer(flat.node_resp, dtype=np.float64)
         # Each evaluated node's time_constant (CTRNN), else None.
-        self.node_tau = np.frombuffer(flat.node_tau, dtype=np.float64) if time_constants else None
+        self.node_tau = np.frombuffer(flat.node_tau, dtype=np.float64) if self._with_tau else None
         self.link_start = np.asarray(flat.link_start, dtype=np.int64)
         self.link_src = np.asarray(flat.link_src, dtype=np.int32)
         self.link_w = np.asarray(flat.link_w, dtype=np.float64)
         self.node_counts = np.diff(self.genome_start).tolist()
         self.link_counts = np.diff(self.link_start[self.genome_start]).tolist()
         self.max_fan_in = int(np.diff(self.link_start).max()) if len(self.node_slot) else 0
-        self.custom_activations = acts.custom
-        self.custom_aggregations = aggs.custom
-        self.uses_custom = bool(acts.custom or aggs.custom)
 
     def _node_attributes(self, genome, keys, acts, aggs, out, nodes: dict) -> None:
         """The kernel's attributes of the nodes `keys`, read from the genome's node dict."""
