@@ -123,3 +123,49 @@ def test_a_config_the_search_cannot_read_is_refused_in_one_line(tmp_path, change
     config = make_config(tmp_path, **{**dict(num_inputs=5, num_outputs=1), **change})
     with pytest.raises(ConfigError, match=words):
         compile_es_cppns(list(config.genome_type(k) for k in range(1)), config)
+
+
+def test_an_es_hyperneat_run_on_the_ball_build_evolves_exports_plays_and_repeats(tmp_path):
+    """network = es-hyperneat through neatpar evolve on the ball build: substrate.json holds the
+    search's parameters and the winner's discovered network, which the search finds again from
+    winner.json alone; winner.onnx in onnxruntime acts as the run's kernel; export and play read
+    the run folder; the seeded run repeats on two env hosts and resumes from a checkpoint."""
+    import json
+
+    import onnx
+    from neatpar.genome_file import load_genome
+    from neatpar.nn.substrate_file import read_substrate
+    from support.configs import ball_cfg
+    from support.onnx_models import checked_session
+    from support.runs import neatpar_cli, stats_rows
+
+    config = ball_cfg(tmp_path, network="es-hyperneat", es_activation="tanh", es_band_threshold=0.1, num_inputs=5,
+                      num_outputs=1, activation_options="tanh sin gauss")
+    full, hosted = tmp_path / "full", tmp_path / "hosted"
+    evolved = neatpar_cli("evolve", "--config", config, "--out", str(full))
+    assert evolved.returncode == 0 and f"  {full / 'substrate.json'}\n" in evolved.stdout, evolved.stderr
+    es = read_substrate(str(full / "substrate.json"))
+    assert (es.num_inputs, es.num_outputs, es.params.band_threshold, es.activation) == (8, 2, 0.1, "tanh")
+    winner = load_genome(str(full / "winner.json"))   # neat-python's defaults: no config needed
+    again = discovered(winner, None, es)
+    assert again.hidden.tolist() == es.winner.hidden.tolist() and again.weights.tolist() == es.winner.weights.tolist()
+
+    kernel = es_population([winner], make_config(tmp_path, "cppn.cfg", num_inputs=5, num_outputs=1), es)
+    observations = np.random.default_rng(1).normal(size=(6, 8)).astype(np.float32)
+    session = checked_session(onnx.load(str(full / "winner.onnx")))
+    actions = session.run(["continuous_actions"], {"obs_0": observations})[0]
+    assert np.allclose(actions, np.clip(kernel.activate(observations, np.zeros(6, np.int64)), -1, 1), atol=1e-5)
+
+    exported = neatpar_cli("export", "--config", config, "--genome", str(full / "winner.json"), "--out",
+                           str(tmp_path / "brain.onnx"))
+    assert exported.returncode == 0, exported.stderr
+    assert (tmp_path / "brain.onnx").read_bytes() == (full / "winner.onnx").read_bytes()
+    played = neatpar_cli("play", "--config", config, "--genome", str(full / "winner.json"), "--episodes", "2")
+    assert played.returncode == 0 and "2 episodes, mean return" in played.stdout, played.stderr
+
+    assert neatpar_cli("evolve", "--config", config, "--out", str(hosted), "--envs", "2").returncode == 0
+    assert stats_rows(hosted) == stats_rows(full)
+    assert json.load(open(hosted / "winner.json")) == json.load(open(full / "winner.json"))
+    resumed = neatpar_cli("evolve", "--resume", str(full / "checkpoints" / "checkpoint-1.gz"), "--generations", "4")
+    assert resumed.returncode == 0, resumed.stderr
+    assert stats_rows(full)[:3] == stats_rows(hosted)[:3] and len(stats_rows(full)) == 4

@@ -1,8 +1,8 @@
 """The network kinds' engines (neatpar/nn/network_engines.py): every kind the settings know has one, and
 only those; each kind's kernel computes what its population class computes (a CTRNN with the
 settings' clock), and each kind's export is the ONNX model of its network (recurrent state for
-recurrent networks, the settings' clock for CTRNNs); hyperneat's kernel and export run on the
-run's substrate (its geometry), made from the game's layout and the settings."""
+recurrent networks, the settings' clock for CTRNNs); hyperneat's and es-hyperneat's kernel and export
+run on the run's substrate (its geometry), made from the game's layout and the settings."""
 import neat
 import numpy as np
 import pytest
@@ -12,6 +12,9 @@ from neatpar.config.settings_model import Settings
 from neatpar.nn import CTRNNPopulation, FeedForwardPopulation, RecurrentPopulation
 from neatpar.errors import ConfigError
 from neatpar.nn.network_engines import ENGINES, engine, run_geometry, run_substrate
+from neatpar.nn.es_hyperneat import es_population
+from neatpar.nn.es_substrate import make_es_substrate
+from neatpar.nn.onnx_es import export_es_policy
 from neatpar.nn.onnx_export import export_policy
 from neatpar.nn.onnx_substrate import export_substrate_policy
 from neatpar.nn.substrate import IOShapes, Query, make_substrate
@@ -32,8 +35,8 @@ def populations(tmp_path_factory):
     """Mutated genomes of each kind: feed-forward ones, and recurrent ones with time constants."""
     folder, found = tmp_path_factory.mktemp("nets"), {}
     for network, feed_forward in (("feedforward", "true"), ("recurrent", "false"), ("ctrnn", "false"),
-                                  ("hyperneat", "true")):
-        sizes = dict(num_inputs=5, num_outputs=1) if network == "hyperneat" else dict(num_inputs=3, num_outputs=2)
+                                  ("hyperneat", "true"), ("es-hyperneat", "true")):
+        sizes = dict(num_inputs=5, num_outputs=1) if "hyperneat" in network else dict(num_inputs=3, num_outputs=2)
         config = make_config(folder, f"{network}.cfg", num_hidden=2, feed_forward=feed_forward, **sizes,
                              **CTRNN_GENES)
         genomes = list(neat.Population(config, seed=2).population.values())[:5]
@@ -50,6 +53,8 @@ def test_every_kind_the_settings_know_has_an_engine_and_no_other():
 
 
 def expected_kernel(network: str, genomes, config):
+    if network == "es-hyperneat":
+        return es_population(genomes, config, make_es_substrate(IOShapes(((3,),), 2)))
     if network == "hyperneat":
         return SubstratePopulation.create(genomes, config, make_substrate(IOShapes(((3,),), 2)))
     if network == "ctrnn":
@@ -75,6 +80,14 @@ def test_a_kind_s_export_is_the_model_of_its_network(populations, network, recur
     genomes, config = populations[network]
     model = engine(settings(network).network_kind).export(genomes[0], config, LAYOUT, settings(network))
     assert model == export_policy(genomes[0], config, LAYOUT, recurrent=recurrent, ctrnn=clock)
+
+
+def test_the_es_hyperneat_export_is_the_model_of_the_network_found_on_the_run_s_substrate(populations):
+    genomes, config = populations["es-hyperneat"]
+    run = settings("es-hyperneat")
+    geometry = run_geometry(run, config, {"b": LAYOUT}, ["b"])
+    model = engine(run.network_kind).export(genomes[0], config, LAYOUT, run, geometry)
+    assert model == export_es_policy(genomes[0], config, make_es_substrate(IOShapes(((3,),), 2)), LAYOUT)
 
 
 def test_the_hyperneat_export_is_the_substrate_model_of_the_run_s_substrate(populations):

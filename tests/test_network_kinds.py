@@ -17,11 +17,13 @@ GYM = {"env": "gymnasium:CartPole-v1"}
 
 
 def test_the_key_s_choices_and_help_come_from_the_entries():
-    assert tuple(KINDS) == ("feedforward", "recurrent", "ctrnn", "hyperneat")
+    assert tuple(KINDS) == ("feedforward", "recurrent", "ctrnn", "hyperneat", "es-hyperneat")
     field = next(f for f in dataclasses.fields(Settings) if f.name == "network")
     assert field.metadata["reader"].options == tuple(KINDS)
-    assert field.metadata["help"] == network_help() == ("feedforward, recurrent, ctrnn (continuous-time) or hyperneat "
-                                                        "(CPPNs painting a substrate's weights) networks")
+    assert field.metadata["help"] == network_help() == ("feedforward, recurrent, ctrnn (continuous-time), hyperneat "
+                                                        "(CPPNs painting a substrate's weights) or es-hyperneat (CPPNs "
+                                                        "whose weight patterns place a substrate's hidden nodes) "
+                                                        "networks")
     for name in KINDS:
         assert Settings.create({**GYM, "network": name}).network_kind is network_kind(name) is KINDS[name]
 
@@ -92,3 +94,19 @@ def test_hyperneat_s_rules_for_the_cppns_neat_config(tmp_path):
             make_config(tmp_path, "o.cfg", num_inputs=5, num_outputs=1))
     with pytest.raises(ConfigError, match="feed_forward = false, but HyperNEAT"):
         settings.check_neat_config(make_config(tmp_path, "r.cfg", num_inputs=5, num_outputs=1, feed_forward="false"))
+
+
+def test_es_hyperneat_s_keys_are_read_checked_and_kept_to_their_kind(tmp_path):
+    settings = Settings.create({**GYM, "network": "es-hyperneat", "es_max_depth": "3", "es_band_threshold": "0.1"})
+    assert (settings.es_initial_depth, settings.es_max_depth, settings.es_band_threshold, settings.es_activation) == (
+        1, 3, 0.1, "sigmoid")
+    with pytest.raises(ConfigError, match="es_initial_depth = 3 is deeper than es_max_depth = 2"):
+        Settings.create({**GYM, "network": "es-hyperneat", "es_initial_depth": 3})
+    with pytest.raises(ConfigError, match="es_max_depth is a setting of network = es-hyperneat"):
+        Settings.create({**GYM, "network": "hyperneat", "es_max_depth": 3})
+    with pytest.raises(ConfigError, match="substrate_hidden is a setting of network = hyperneat"):
+        Settings.create({**GYM, "network": "es-hyperneat", "substrate_hidden": "4"})
+    for sizes, words in ((dict(num_inputs=7, num_outputs=1), "set num_inputs = 5"),
+                         (dict(num_inputs=5, num_outputs=2), "set num_outputs = 1")):
+        with pytest.raises(ConfigError, match=words):
+            settings.check_neat_config(make_config(tmp_path, **sizes), "cppn.cfg")

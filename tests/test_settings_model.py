@@ -29,7 +29,7 @@ def test_the_choices_of_an_option_come_from_its_type():
 def test_a_value_outside_the_choices_is_a_one_line_error(source, written):
     with pytest.raises(ConfigError) as error:
         Settings.create({"env": "gymnasium:CartPole-v1", "network": "lstm"}, source)
-    assert str(error.value) == f"{written} is not one of feedforward, recurrent, ctrnn, hyperneat"
+    assert str(error.value) == f"{written} is not one of feedforward, recurrent, ctrnn, hyperneat, es-hyperneat"
 
 
 def test_each_key_says_whether_a_resume_may_change_it():

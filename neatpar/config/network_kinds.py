@@ -93,23 +93,54 @@ def _hyperneat_cppns(settings: Any, neat_config: Any, source: str) -> None:
                           f"feed-forward networks: set feed_forward = true")
 
 
-def _no_hyperneat_keys(check: Callable[[Any], None]) -> Callable[[Any], None]:
-    """A kind's rules, and that the hyperneat keys are left at their defaults (they would change nothing)."""
+ES_KEYS = ("es_initial_depth", "es_max_depth", "es_variance_threshold", "es_band_threshold", "es_iteration_level",
+           "es_division_threshold", "es_max_weight", "es_activation")
+
+
+def _keys_left(owner: str, keys: tuple[str, ...], check: Callable[[Any], None]) -> Callable[[Any], None]:
+    """A kind's rules, and that the keys of network = `owner` are left at their defaults (they would change nothing)."""
     def rules(settings: Any) -> None:
         defaults = {f.name: f.default for f in dataclasses.fields(settings)}
-        for key in HYPERNEAT_KEYS:
+        for key in keys:
             if getattr(settings, key) != defaults[key]:
-                raise ConfigError(f"{key} is a setting of network = hyperneat, and network = {settings.network}: set "
-                                  f"network = hyperneat or leave out {key}")
+                raise ConfigError(f"{key} is a setting of network = {owner}, and network = {settings.network}: set "
+                                  f"network = {owner} or leave out {key}")
         check(settings)
     return rules
+
+
+def _no_hyperneat_keys(check: Callable[[Any], None]) -> Callable[[Any], None]:
+    """A kind's rules, and that the hyperneat and es-hyperneat keys are left at their defaults."""
+    return _keys_left("hyperneat", HYPERNEAT_KEYS, _keys_left("es-hyperneat", ES_KEYS, check))
+
+
+def _es_settings(settings: Any) -> None:
+    if settings.es_initial_depth > settings.es_max_depth:
+        raise ConfigError(f"es_initial_depth = {settings.es_initial_depth} is deeper than es_max_depth = "
+                          f"{settings.es_max_depth}: give es_initial_depth <= es_max_depth")
+
+
+def _es_cppns(settings: Any, neat_config: Any, source: str) -> None:
+    """The CPPNs' [DefaultGenome]: 5 inputs (x1, y1, x2, y2, 1.0), 1 output (the weight), feed-forward."""
+    gc = neat_config.genome_config
+    for key, value, want, why in (("num_inputs", gc.num_inputs, 5, "read x1, y1, x2, y2 and 1.0"),
+                                  ("num_outputs", gc.num_outputs, 1, "give one weight")):
+        if value != want:
+            raise ConfigError(f"{source}: [DefaultGenome] {key} = {value}, but with network = es-hyperneat the "
+                              f"genomes are CPPNs that {why}: set {key} = {want}")
+    if not gc.feed_forward:
+        raise ConfigError(f"{source}: [DefaultGenome] feed_forward = false, but ES-HyperNEAT queries its CPPNs as "
+                          f"feed-forward networks: set feed_forward = true")
 
 
 KINDS: dict[str, NetworkKind] = {kind.name: kind for kind in (
     NetworkKind("feedforward", check=_no_hyperneat_keys(_no_rules), check_neat_config=_feed_forward_genomes),
     NetworkKind("recurrent", check=_no_hyperneat_keys(_no_rules)),
     NetworkKind("ctrnn", "continuous-time", _no_hyperneat_keys(_ctrnn_settings), _ctrnn_time_constants),
-    NetworkKind("hyperneat", "CPPNs painting a substrate's weights", _hyperneat_settings, _hyperneat_cppns),
+    NetworkKind("hyperneat", "CPPNs painting a substrate's weights", _keys_left("es-hyperneat", ES_KEYS,
+                                                                                _hyperneat_settings), _hyperneat_cppns),
+    NetworkKind("es-hyperneat", "CPPNs whose weight patterns place a substrate's hidden nodes",
+                _keys_left("hyperneat", HYPERNEAT_KEYS[:1] + HYPERNEAT_KEYS[2:], _es_settings), _es_cppns),
 )}
 Network = Literal[tuple(KINDS)]  # the key's type: its choices are the kinds' names
 

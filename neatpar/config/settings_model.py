@@ -99,6 +99,22 @@ class Settings:
                                                    "output node its bias")
     hyperneat_leo: bool = setting(False, boolean, "hyperneat: the CPPN's last output expresses a connection only "
                                                   "where it is above 0 (link expression output)")
+    # network = es-hyperneat (nn/es_substrate.py, nn/es_hyperneat.py): the search's parameters, PUREPLES' defaults.
+    es_initial_depth: int = setting(1, integer(0, 10), "es-hyperneat: quadtree levels every search divides (PUREPLES' "
+                                    "initial_depth)")
+    es_max_depth: int = setting(2, integer(0, 10), "es-hyperneat: the deepest quadtree level a search divides to where "
+                                "the weights vary (PUREPLES' max_depth)")
+    es_variance_threshold: float = setting(0.03, number(positive=False), "es-hyperneat: a quad whose leaf weights vary "
+                                           "more than this is searched further for links (variance_threshold)")
+    es_band_threshold: float = setting(0.3, number(positive=False), "es-hyperneat: a quad becomes a link where its "
+                                       "weight differs from its neighbours' by more than this (band_threshold)")
+    es_iteration_level: int = setting(1, integer(0, 100), "es-hyperneat: rounds of search from the hidden nodes found "
+                                      "(iteration_level)")
+    es_division_threshold: float = setting(0.5, number(positive=False), "es-hyperneat: a quad is divided while its "
+                                           "children's weights vary more than this (division_threshold)")
+    es_max_weight: float = setting(5.0, number(), "es-hyperneat: the largest magnitude of a link's weight (max_weight)")
+    es_activation: str = setting("sigmoid", choice(ACTIVATIONS), "es-hyperneat: the activation of every hidden and "
+                                 "output node (neat-python's built-in functions)")
     fitness: Fitness = setting("mean", choice(FITNESS_AGGREGATES), "aggregate of a genome's episode returns")
     # The winner chosen on fresh episodes (episodes/validation.py).
     winner_candidates: int = setting(5, integer(1, 1000), "genomes of best training fitness since the last check "

@@ -19,6 +19,8 @@ from typing import Any, Callable
 from ..config.network_kinds import NetworkKind
 from ..errors import ConfigError
 from ..environment import Layout
+from .es_hyperneat import check_es_cppn_config, es_population
+from .es_substrate import ESParams, EvolvableSubstrate, make_es_substrate
 from .hyperneat import check_cppn_config
 from .kernel import CTRNNPopulation, FeedForwardPopulation, RecurrentPopulation
 from .substrate import IOShapes, Query, Substrate, make_substrate
@@ -100,11 +102,34 @@ def _hyperneat_export(genome, neat_config: Any, layout: Layout, settings: Any, g
     return export_substrate_policy(genome, neat_config, substrate, io)
 
 
+def run_es_substrate(layout: Layout, settings: Any, neat_config: Any = None) -> EvolvableSubstrate:
+    """The substrate of an es-hyperneat run for a behavior of `layout`: inputs and outputs laid out
+    as hyperneat's (or as the coordinates file gives them), the settings' es_* search parameters;
+    checked against the CPPNs' neat config when given."""
+    es = make_es_substrate(io_shapes(layout), settings.substrate_coordinates, ESParams.of_settings(settings))
+    if neat_config is not None:
+        check_es_cppn_config(neat_config)
+    return es
+
+
+def _es_kernel(genomes: list, neat_config: Any, settings: Any, geometry: EvolvableSubstrate):
+    return es_population(genomes, neat_config, geometry)
+
+
+def _es_export(genome, neat_config: Any, layout: Layout, settings: Any, geometry: EvolvableSubstrate | None = None):
+    """The discovered network as ONNX (onnx_es.py), on the run's substrate (else the one the
+    settings make for `layout`)."""
+    from .onnx_es import export_es_policy
+    es = geometry if geometry is not None else run_es_substrate(layout, settings, neat_config)
+    return export_es_policy(genome, neat_config, es, layout)
+
+
 ENGINES: dict[str, NetworkEngine] = {
     "feedforward": NetworkEngine(_feedforward_kernel, _export()),
     "recurrent": NetworkEngine(_recurrent_kernel, _export(recurrent=True)),
     "ctrnn": NetworkEngine(_ctrnn_kernel, _export(ctrnn=True)),
     "hyperneat": NetworkEngine(_hyperneat_kernel, _hyperneat_export, run_substrate),
+    "es-hyperneat": NetworkEngine(_es_kernel, _es_export, run_es_substrate),
 }
 
 

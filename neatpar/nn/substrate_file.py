@@ -28,6 +28,7 @@ import os
 import numpy as np
 
 from ..errors import ConfigError
+from .es_substrate import FORMAT as ES_FORMAT, EvolvableSubstrate, es_from_dict, es_substrate_json
 from .substrate import IOShapes, Query, Substrate, layer_names, read_json
 
 FORMAT = "neatpar-substrate"
@@ -49,8 +50,10 @@ def substrate_to_dict(substrate: Substrate) -> dict:
     }
 
 
-def substrate_from_dict(data: dict, source: str = "substrate") -> Substrate:
+def substrate_from_dict(data: dict, source: str = "substrate") -> Substrate | EvolvableSubstrate:
     """The substrate a substrate_to_dict description holds; one-line errors for anything else."""
+    if isinstance(data, dict) and data.get("format") == ES_FORMAT:   # an es-hyperneat run's (es_substrate.py)
+        return es_from_dict(data, source)
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ConfigError(f"{source} is not a neatpar substrate (no \"format\": \"{FORMAT}\"): use the "
                           f"substrate.json of a HyperNEAT run folder")
@@ -86,14 +89,14 @@ def substrate_json(substrate: Substrate) -> str:
     return "{\n" + "\n".join(lines) + "\n}\n"
 
 
-def write_substrate(substrate: Substrate, path: str) -> None:
+def write_substrate(substrate: Substrate | EvolvableSubstrate, path: str) -> None:
     """Write substrate.json (to a temporary file first, then in its place)."""
     partial = f"{path}.partial"
     with open(partial, "w", encoding="utf-8") as f:
-        f.write(substrate_json(substrate))
+        f.write(es_substrate_json(substrate) if isinstance(substrate, EvolvableSubstrate) else substrate_json(substrate))
     os.replace(partial, path)
 
 
-def read_substrate(path: str) -> Substrate:
+def read_substrate(path: str) -> Substrate | EvolvableSubstrate:
     """The substrate a substrate.json holds."""
     return substrate_from_dict(read_json(path, "substrate"), repr(path))

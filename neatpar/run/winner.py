@@ -10,6 +10,8 @@ import numpy as np
 
 from ..errors import ExportError
 from ..episodes.env_evaluator import EnvEvaluator
+from ..nn.es_hyperneat import discovered
+from ..nn.es_substrate import EvolvableSubstrate
 from ..record.archive import save_archive
 from ..record.folder import SUBSTRATE_FILE, RunFolder, load_behaviors, load_substrate
 from ..record.models import write_winner_models
@@ -64,6 +66,9 @@ def winner_files(plan: Plan, folder: RunFolder, evaluator: EnvEvaluator, best) -
     the path of the substrate its network needs (hyperneat) and league.json (self-play)."""
     score = evaluator.validation.score if best is evaluator.validation.winner else None
     files = folder.save_winner(best, plan.config, None if score is None else score.describe())
+    geometry = evaluator.geometry or load_substrate(folder.path)
+    if isinstance(geometry, EvolvableSubstrate):   # the search's parameters with the winner's discovered network
+        folder.save_substrate(geometry.with_winner(discovered(best, plan.config, geometry)))
     substrate = os.path.join(folder.path, SUBSTRATE_FILE)   # with winner.json, all a hyperneat winner's network needs
     if os.path.isfile(substrate):
         files.append(substrate)
@@ -71,7 +76,7 @@ def winner_files(plan: Plan, folder: RunFolder, evaluator: EnvEvaluator, best) -
         files.append(folder.save_league(evaluator.selfplay.describe()))
     try:
         files += write_winner_models(best, plan.config, plan.settings, load_behaviors(folder.path) or {},
-                                     folder.path, evaluator.geometry or load_substrate(folder.path))
+                                     folder.path, geometry)
     except ExportError as error:  # e.g. a function registered on the config: the run itself is fine
         print(f"neatpar: warning: no winner.onnx: {error}", file=sys.stderr)
     return files
