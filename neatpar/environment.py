@@ -22,7 +22,7 @@ from __future__ import annotations
 import enum
 import math
 from dataclasses import dataclass
-from typing import Mapping, NamedTuple, Protocol
+from typing import Any, Mapping, NamedTuple, Protocol
 
 import numpy as np
 
@@ -116,6 +116,10 @@ class Environment(Protocol):
 
     def reset(self, seed: int | None) -> None:
         """Restart every agent's episode (no terminal reports); `seed` makes the episodes repeat."""
+
+    def set_parameters(self, values: Mapping[str, Any]) -> None:
+        """Environment parameters' values (config/parameter_file.py: constants and samplers) that
+        the next reset and every one after it play with."""
 
     def poll(self) -> Mapping[str, Batch]:
         """This step's reports, for every behavior that has reported at least once so far."""

@@ -20,3 +20,4 @@ class RunState:
     selfplay: dict | None = None
     search: dict | None = None
     validation: Any = None
+    curriculum: Any = None   # the environment parameters' lessons (episodes/curriculum.py: Curriculum.record)

@@ -28,6 +28,7 @@ from .local_hosts import LocalHosts
 from .ray_hosts import RayHosts
 from .inference import make_inference
 from .league import SelfPlay
+from .curriculum import Curriculum
 from .aggregates import aggregate
 from .generation_plan import Match, standard_match
 from .runner import EpisodeRunner, simulator_seed
@@ -106,6 +107,9 @@ class EnvEvaluator:
         self.validation = WinnerValidation(settings.winner_candidates, settings.winner_episodes,
                                            settings.winner_interval, settings.fitness)
         self.fitness: dict[int, float] = {}            # the last generation's true fitness, by genome key
+        # The environment parameters' lessons (a parameter file's; empty without one): curriculum.py.
+        self.curriculum = Curriculum(settings.env_parameters if not isinstance(settings.env_parameters, tuple)
+                                     else None, settings.seed, list(settings.population_behaviors))
         self._runner = None
         self.progress = None  # called during evaluate() with the generation's stats so far
         self._inference = None  # created with the first runner, in this (main) process
@@ -127,6 +131,7 @@ class EnvEvaluator:
             if state.search is not None:
                 self.search = restore(state.search)
             self.validation.restore(getattr(state, "validation", None))   # None in earlier checkpoints
+            self.curriculum.restore(getattr(state, "curriculum", None))
 
     def attach(self, population) -> None:
         """Bind the search to a neat.Population just made or restored (MAP-Elites' reproduction
@@ -140,7 +145,7 @@ class EnvEvaluator:
     def run_state(self) -> RunState:
         """What a checkpoint keeps of this evaluator (see RunState)."""
         return RunState(self.champion, self.generation, None if self.selfplay is None else self.selfplay.state(),
-                        self.search.state(), self.validation.state)
+                        self.search.state(), self.validation.state, self.curriculum.record())
 
     @property
     def environment(self):
@@ -162,6 +167,7 @@ class EnvEvaluator:
             self.settings.check_neat_config(config)
             self._runner = self._make_runner(config)
         self._runner.progress = self.progress
+        self._runner.parameters = self.curriculum.values()   # the lessons this generation plays
         if self.selfplay is None:
             returns, self.last_stats = self._runner.evaluate(objects, self.champion, self.files, self.generation)
         else:
@@ -188,6 +194,10 @@ class EnvEvaluator:
             self.champion = copy.deepcopy(found.genome)
             self.champion.fitness = found.fitness   # its true fitness (genome.fitness is what selection climbs)
         best = max(objects, key=lambda g: g.fitness)
+        best_key = max(self.fitness, key=self.fitness.get)   # the generation's champion, by true fitness
+        played = self.episode_returns[best_key]
+        self.curriculum.end_generation(self.generation, self.settings.generations,
+                                       float(np.mean(played)) if played else None)
         if self.selfplay is not None:
             games = self.selfplay.rating_games(self._round, best, side, played.rounds, champion, self.files)
             self.selfplay.record(side, games, best)

@@ -28,6 +28,16 @@ def check_environment(settings: Settings) -> None:
         resolve_build(settings.env)
 
 
+def launch_parameters(settings: Settings) -> tuple | dict:
+    """What a Unity build is sent at every launch: the `name = number` pairs, or the first lessons'
+    values of a parameter file (seeds from the run's, curriculum.py; each part's reset then sends
+    the current lessons')."""
+    parameters = settings.env_parameters
+    if isinstance(parameters, tuple):
+        return parameters
+    return {p.name: p.lessons[0].value for p in parameters.resolve_seeds(settings.seed or 0).parameters}
+
+
 def open_environment(settings: Settings, log_folder: str | None, worker_id: int | None = None,
                      allow_child: bool = False, on_launch: Callable[[int], None] | None = None,
                      display=None) -> Environment:
@@ -47,7 +57,7 @@ def open_environment(settings: Settings, log_folder: str | None, worker_id: int 
     bridge = SimulatorBridge(
         settings.env, args=settings.env_args, no_graphics=settings.no_graphics, time_scale=settings.time_scale,
         timeout=settings.timeout, log_folder=log_folder, seed=settings.seed or 0,
-        env_parameters=settings.env_parameters, worker_id=settings.worker_id if worker_id is None else worker_id,
+        env_parameters=launch_parameters(settings), worker_id=settings.worker_id if worker_id is None else worker_id,
         allow_child=allow_child, display=display)
     bridge.on_launch = on_launch
     return UnityAdapter(bridge)

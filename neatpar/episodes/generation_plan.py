@@ -45,6 +45,7 @@ class Compiled(NamedTuple):
     plan: GenerationPlan
     kernel: Any
     geometry: Any = None   # what the networks are laid out on (nn/network_engines.py: a hyperneat run's substrate)
+    parameters: Any = None   # the environment parameters' values to play with (curriculum.py), None: none
 
 
 def standard_match(settings: Settings, champion, files: dict) -> Match:

@@ -171,6 +171,7 @@ class HostScheduler:
         self.ran_on: dict[int, int] = {}  # part -> index of the host that finished it (last generation)
         self.parts: list[range] = []      # the last generation's parts
         self.progress: Callable[[GenerationStats], None] | None = None
+        self.parameters: dict | None = None   # the environment parameters every part is played with (EpisodeRunner)
         self._config_sent = False
         self.geometry: Any = None   # the run's (EpisodeRunner.geometry), from a host's survey
         self.recorded_geometry: Any = None
@@ -202,7 +203,7 @@ class HostScheduler:
                 if part not in compiled:
                     compiled[part] = compile_generation([genomes[i] for i in parts[part]], champion, files or {},
                                                         self.settings, self.neat_config, match, self.configs,
-                                                        self.geometry)
+                                                        self.geometry)._replace(parameters=self.parameters)
                 self.hosts.submit(part, compiled[part], generation, part)
                 running += 1
             for finished in self.hosts.wait(timeout=PROGRESS_SECONDS if self.progress else 1.0):

@@ -115,7 +115,7 @@ class Checkpoint:
         extras = {"champion": self.evaluator.champion, "evaluator_generation": self.evaluator.generation,
                   "stats_columns": list(p.columns), "best_genome": p.best_genome,
                   "selfplay": self.evaluator.selfplay, "search": self.evaluator.search,
-                  "validation": self.evaluator.validation}
+                  "validation": self.evaluator.validation, "curriculum": self.evaluator.curriculum}
         if self.run_settings is not None:   # an earlier neatpar stored none
             extras["run_settings"] = self.run_settings.to_dict()
         if self.sides is not None:
@@ -145,7 +145,7 @@ class Checkpoint:
                    rndstate,
                    RunState(champion=extras.get("champion"), generation=extras.get("evaluator_generation", generation),
                             selfplay=extras.get("selfplay"), search=extras.get("search"),
-                            validation=extras.get("validation")),
+                            validation=extras.get("validation"), curriculum=extras.get("curriculum")),
                    run_settings=None if stored is None else RunSettings.from_dict(stored),
                    sides=None if sides is None else {b: PopulationState._from_side_record(s) for b, s in sides.items()})
 

@@ -8,7 +8,9 @@ something else than the fitness (the archive's size, additions, coverage and QD-
 mean, max and threshold; best_fitness and mean_fitness are then the true fitness), a run's WINNER_FIELDS
 once its winner has been chosen on fresh episodes (its training fitness, its fresh score, the
 generation's seconds of fresh episodes), per-behavior columns `FIELD:BEHAVIOR`
-(BEHAVIOR_FIELDS of each population behavior, when the population drives several) and one column
+(BEHAVIOR_FIELDS of each population behavior, when the population drives several), one column
+`lesson/PARAMETER` per curriculum of the run's environment parameters (the index of the lesson the
+generation played, from 0) and one column
 `game:KEY` per key the game recorded about itself (Stats side channel); a column that first
 appears in a later generation is empty in the rows before it, and so is a mean of no episodes.
 """
@@ -33,6 +35,7 @@ SEARCH_FIELDS = ("archive_size", "archive_added", "coverage", "qd_score", "mean_
 BEHAVIOR_FIELDS = ("mean_return", "mean_episode_length")
 BEHAVIOR_SEPARATOR = ":"   # FIELD:BEHAVIOR, a population behavior's own value
 GAME_PREFIX = "game:"      # game:KEY, what the game recorded about itself
+LESSON_PREFIX = "lesson/"  # lesson/PARAMETER, the lesson of a curriculum the generation played
 SPECIES_SIZES = "species_sizes"  # a stored row's {species id: members}, for species.png (not a column)
 EMPTY = ""                 # the cell of a value a generation does not have
 
@@ -68,12 +71,13 @@ class StatsRow:
     species_sizes: dict[int, int] = field(default_factory=dict)         # species id -> members
     search: dict[str, float | None] | None = None   # SEARCH_FIELDS' values (a search other than fitness)
     winner: WinnerValues | None = None   # the winner chosen on fresh episodes, once it has been
+    lessons: dict[str, int] = field(default_factory=dict)   # curriculum parameter -> lesson index played
 
     @classmethod
     def of_generation(cls, generation: int, population: Mapping, species, stats: GenerationStats, seconds: float,
                       population_behaviors: list[str], league: LeagueValues | None = None,
                       search: SearchStats | None = None, fitness: Mapping[int, float] | None = None,
-                      winner: WinnerValues | None = None) -> "StatsRow":
+                      winner: WinnerValues | None = None, lessons: Mapping[str, int] | None = None) -> "StatsRow":
         """The row of a generation whose genomes (`population`, key -> genome) have their fitness,
         from its species set and the stats of its episodes; with a search other than fitness its
         statistics, and `fitness` the genomes' true fitness (genome.fitness is then what selection
@@ -94,7 +98,7 @@ class StatsRow:
                    mean_episode_length=_mean(lengths), mean_nodes=statistics.fmean(n for n, _ in sizes),
                    mean_connections=statistics.fmean(c for _, c in sizes), league=league, behaviors=behaviors,
                    game=stats.game.summary(), species_sizes={sid: len(s.members) for sid, s in species.species.items()},
-                   search=_search_values(search) if searched else None, winner=winner)
+                   search=_search_values(search) if searched else None, winner=winner, lessons=dict(lessons or {}))
 
     def columns(self) -> dict[str, Any]:
         """The row's stats.csv cells, column -> value, in the order of the columns (see the module
@@ -109,6 +113,7 @@ class StatsRow:
         for behavior, values in self.behaviors.items():
             cells.update((f"{name}{BEHAVIOR_SEPARATOR}{behavior}", _cell(getattr(values, name)))
                          for name in BEHAVIOR_FIELDS)
+        cells.update((LESSON_PREFIX + name, lesson) for name, lesson in self.lessons.items())
         cells.update((GAME_PREFIX + key, value) for key, value in self.game.items())
         return cells
 
@@ -128,8 +133,12 @@ class StatsRow:
                   else None)
         winner = WinnerValues(*(record[name] for name in WINNER_FIELDS)) if _given(record, WINNER_FIELDS[0]) else None
         behaviors: dict[str, dict[str, float | None]] = {}
-        game = {}
+        game, lessons = {}, {}
         for column, value in record.items():
+            if column.startswith(LESSON_PREFIX):
+                if value != EMPTY:
+                    lessons[column[len(LESSON_PREFIX):]] = int(value)
+                continue
             if column.startswith(GAME_PREFIX):
                 if value != EMPTY:
                     game[column[len(GAME_PREFIX):]] = value
@@ -137,7 +146,7 @@ class StatsRow:
             name, separator, behavior = column.partition(BEHAVIOR_SEPARATOR)
             if separator and name in BEHAVIOR_FIELDS:
                 behaviors.setdefault(behavior, {})[name] = _value(value)
-        return cls(**base, league=league, search=search, winner=winner,
+        return cls(**base, league=league, search=search, winner=winner, lessons=lessons,
                    behaviors={b: BehaviorValues(**v) for b, v in behaviors.items()},
                    game=game, species_sizes=dict(record.get(SPECIES_SIZES, {})))
 

@@ -55,6 +55,7 @@ BEHAVIOR_TAGS = {  # a behavior's field (column FIELD:BEHAVIOR) -> tag in the be
     "mean_episode_length": "Environment/Episode Length",
 }
 GAME_RUN = "game"
+LESSON_TAG = "Environment/Lesson Number/"   # + a curriculum's parameter: ML-Agents' tag of its lesson
 HISTOGRAM_SUFFIX = "_hist"
 FLUSH_SECONDS = 2  # the writer thread puts events on disk within this time
 
@@ -75,6 +76,7 @@ def generation_values(row: StatsRow) -> dict[str, dict[str, float]]:
     if row.winner is not None:
         own.update(row.winner._asdict())
     runs = {"": _tagged(own, TAGS), GAME_RUN: {key: float(value) for key, value in row.game.items()}}
+    runs[""].update((LESSON_TAG + name, float(lesson)) for name, lesson in row.lessons.items())
     for behavior, values in row.behaviors.items():
         runs[behavior_run(behavior)] = _tagged({name: getattr(values, name) for name in BEHAVIOR_FIELDS},
                                                BEHAVIOR_TAGS)

@@ -112,7 +112,7 @@ class RunRecorder(neat.reporting.BaseReporter):
         row = StatsRow.of_generation(self.generation, population, species, stats, time.perf_counter() - self.started,
                                      self.population_behaviors, selfplay.row() if selfplay is not None else None,
                                      self.evaluator.search_stats, self.evaluator.fitness,
-                                     self.evaluator.validation.values())
+                                     self.evaluator.validation.values(), self.evaluator.curriculum.played)
         self.stats.append(row)
         self.made += 1
         if self.events is not None:
@@ -137,6 +137,8 @@ class RunRecorder(neat.reporting.BaseReporter):
                   f"species {row.species:3d} | {row.scored_steps_per_s:8.0f} scored agent-steps/s | "
                   f"{row.seconds:6.1f} s" + (f" | ELO {row.league.elo:7.1f}" if row.league is not None else "")
                   + _search_note(row), flush=True)
+            for change in self.evaluator.curriculum.changes:   # what the next generation plays
+                print(f"{self.label}{change.line()}", flush=True)
 
     def found_solution(self, config, generation, best):
         # neat-python also calls this at the end of a run with no_fitness_termination.

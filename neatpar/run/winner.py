@@ -42,6 +42,8 @@ def finish(plan: Plan, folder: RunFolder, evaluator: EnvEvaluator, stats: StatsF
         return
     print(f"\nwinner: genome {best.key}, fitness {best.fitness:.3f}{_fresh_note(evaluator, best)}"
           f"{_league_note(evaluator)}")
+    if evaluator.curriculum.summary():
+        print(f"lessons at the end: {evaluator.curriculum.summary()}")
     for path in files + plots:
         print(f"  {path}")
     print(f"\nplay it: {program()} play --config {shown_path(plan.run.config_path)} --genome {winner}")

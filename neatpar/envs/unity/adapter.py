@@ -51,6 +51,10 @@ class UnityAdapter:
         self._acted.clear()
         _failing_as_simulator_error(env.reset)
 
+    def set_parameters(self, values: Mapping) -> None:
+        """Environment parameters' values (constants or samplers) for the next reset and every launch."""
+        self.bridge.set_values(values)
+
     def poll(self) -> Mapping[str, Batch]:
         env = self.bridge.env
         batches = {}

@@ -21,7 +21,7 @@ import logging
 import multiprocessing
 import os
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Mapping
 
 from mlagents_envs import environment as mlagents_environment
 from mlagents_envs.environment import UnityEnvironment
@@ -36,12 +36,14 @@ from mlagents_envs.side_channel.environment_parameters_channel import Environmen
 from mlagents_envs.side_channel.stats_side_channel import StatsSideChannel
 from mlagents_envs.timers import hierarchical_timer
 
+from ...config.parameter_file import Value
 from ...errors import ConfigError, LiveHandleError, SimulatorError
 from ...parallel.handles import install_exit_hooks
 from .builds import SIM_PROGRAM, Build, resolve_build
 from .bulk import decode_output, encode_step
 from .communicator import BASE_PORT, STATUS_OK, LocalCommunicator, message_bytes, port_free
 from .frames import FrameChannel
+from .parameter_messages import send_value
 
 EDITOR_PORT = 5004
 PORT_TRIES = 64
@@ -228,6 +230,14 @@ class SimulatorBridge:
         if self._env is not None:
             self.parameters.set_float_parameter(key, float(value))
 
+    def set_values(self, values: Mapping[str, Value]) -> None:
+        """Environment parameters' values (constants or samplers, parameter_messages.py), sent with
+        the next message to the game and again at every launch."""
+        for key, value in values.items():
+            self.env_parameters[key] = value
+            if self._env is not None:
+                send_value(self.parameters, key, value)
+
     def _launch(self) -> UnityEnvironment:
         install_exit_hooks()
         if self.log_folder:
@@ -237,7 +247,7 @@ class SimulatorBridge:
             self.engine.set_configuration_parameters(width=self.display.width, height=self.display.height,
                                                      target_frame_rate=self.display.frame_rate)
         for key, value in self.env_parameters.items():
-            self.parameters.set_float_parameter(key, float(value))
+            send_value(self.parameters, key, value)
         bulk = bulk_from_environment() if self.bulk is None else self.bulk
         tries = 1 if self.build is None else PORT_TRIES
         for worker_id in range(self.worker_id, self.worker_id + tries):
