@@ -258,10 +258,11 @@ class Settings:
                               f"has the agents its scene makes (the simulator builds take env_args = --agents N)")
 
     def _check_gym_rules(self) -> None:
-        for name in ("env_args", "env_parameters"):
-            if getattr(self, name):
+        for name in ("env_args", "env_parameters"):   # a parameter file drives reset(options=...): envs/gym.py
+            if getattr(self, name) and not isinstance(getattr(self, name), ParameterFile):
                 raise ConfigError(f"{name} are for Unity builds; env = {self.env} is a Gymnasium environment: pass "
-                                  f"its options as env_kwargs")
+                                  f"its options as env_kwargs (or an ML-Agents YAML of environment_parameters, "
+                                  f"passed to reset as options)")
         name = gym_behavior_name(self.gym)
         own = (BehaviorRole(name, Role.POPULATION),)
         if self.behaviors is None:

@@ -38,6 +38,7 @@ from ..config.settings_model import DEFAULT_COPIES
 from ..config.targets import GYM_PREFIX, gym_behavior_name
 from ..errors import ConfigError, EnvironmentMismatch, FramesUnavailable, one_line
 from ..environment import Batch, Frames, Layout, Sensor
+from .parameter_draws import ParameterDraws
 
 INSTALL_HINT = "pip install 'neatpar[gym]' (gymnasium 1.4 with Box2D and pygame)"
 SEED_STRIDE = 2 ** 32       # episode k after reset(seed) is seeded with seed * SEED_STRIDE + k
@@ -277,6 +278,12 @@ class GymEnvironment:
         self._left: int | None = None     # episodes that may still start until the next reset (None: any)
         self._frames: list[np.ndarray] = []   # pictures taken since take_frames
         self._read: Callable[[Any], np.ndarray] = np.ravel   # an observation as the network's inputs
+        self._draws: ParameterDraws | None = None   # a parameter file's values: reset(options=...) of each episode
+
+    def set_parameters(self, values: Mapping[str, Any]) -> None:
+        """Environment parameters' values: from the next reset, each episode starts with
+        `reset(options={name: value})`, a sampler's value drawn anew for each episode."""
+        self._draws = ParameterDraws(values)
 
     def _open(self) -> None:
         kwargs = self.setup.kwargs
@@ -315,7 +322,11 @@ class GymEnvironment:
 
     def _start(self, i: int) -> np.ndarray:
         """Copy i starts the next episode; its first observation."""
-        observation, _ = self._envs[i].reset(seed=episode_seed(self.seed, self.episodes))
+        seed = episode_seed(self.seed, self.episodes)
+        if self._draws is None:
+            observation, _ = self._envs[i].reset(seed=seed)
+        else:
+            observation, _ = self._envs[i].reset(seed=seed, options=self._draws.draw())
         self.episodes += 1
         if self._left is not None:
             self._left -= 1
