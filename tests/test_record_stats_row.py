@@ -102,3 +102,20 @@ def test_a_search_s_columns_follow_the_fixed_ones_and_its_true_fitness_replaces_
     fitness_run = StatsRow.of_generation(4, population, SpeciesSet({1: 2}), GenerationStats(), 1.0, ["B"],
                                          search=SearchStats(4, "fitness", 0.9, 0.5, 0.9), fitness={1: 1.0, 2: 2.0})
     assert fitness_run.search is None and fitness_run.best_fitness == 0.9   # a fitness run's columns as they were
+
+
+def test_a_curriculum_s_lesson_is_a_lesson_column_read_back_and_a_tensorboard_tag():
+    """lesson/PARAMETER per curriculum (the lesson's index), before the game's columns; read back from
+    a checkpoint's record or stats.csv; ML-Agents' `Environment/Lesson Number/PARAMETER` tag."""
+    from neatpar.record.tensorboard import generation_values
+    population = {1: Genome(1.0, (3, 2))}
+    made = StatsRow.of_generation(2, population, SpeciesSet({1: 1}), GenerationStats(), 1.0, ["A"],
+                                  lessons={"wall": 2, "goal": 0})
+    made.game = {"Game/Goals": 1.0}
+    assert list(made.columns())[-3:] == ["lesson/wall", "lesson/goal", "game:Game/Goals"]
+    assert made.columns()["lesson/wall"] == 2
+    assert StatsRow.from_record(made.to_record()) == made
+    from_csv = {k: ("" if v == "" else str(v)) for k, v in made.columns().items()}   # stats.csv cells
+    assert StatsRow.from_record(from_csv).lessons == {"wall": 2, "goal": 0}
+    tags = generation_values(made)[""]
+    assert tags["Environment/Lesson Number/wall"] == 2.0 and tags["Environment/Lesson Number/goal"] == 0.0

@@ -7,7 +7,8 @@ it where ML-Agents has one. Tags are kept exactly as written here and as the gam
 spaces included ("Environment/Cumulative Reward"), as ML-Agents shows them; tensorboardX's own
 scalar helpers would turn spaces into underscores, so summaries are built here. TensorBoard runs:
 
-- the run folder itself: neatpar's values (TAGS);
+- the run folder itself: neatpar's values (TAGS), and each curriculum's lesson under ML-Agents'
+  `Environment/Lesson Number/PARAMETER` (LESSON_TAG; the `lesson/PARAMETER` columns);
 - `game/`: what the game recorded about itself (a row's `game` values, the `game:KEY` columns),
   under the game's keys, and a histogram `KEY_hist` of each HISTOGRAM key's values, as ML-Agents
   writes them;
