@@ -195,9 +195,9 @@ class EnvEvaluator:
             self.champion.fitness = found.fitness   # its true fitness (genome.fitness is what selection climbs)
         best = max(objects, key=lambda g: g.fitness)
         best_key = max(self.fitness, key=self.fitness.get)   # the generation's champion, by true fitness
-        played = self.episode_returns[best_key]
+        champion_returns = self.episode_returns[best_key]
         self.curriculum.end_generation(self.generation, self.settings.generations,
-                                       float(np.mean(played)) if played else None)
+                                       float(np.mean(champion_returns)) if champion_returns else None)
         if self.selfplay is not None:
             games = self.selfplay.rating_games(self._round, best, side, played.rounds, champion, self.files)
             self.selfplay.record(side, games, best)
