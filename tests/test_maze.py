@@ -132,3 +132,19 @@ def test_the_goal_parameter_moves_the_goal_along_the_way_through_the_maze():
     spread = Maze({"agents": 4}, None, parameters=parameters)
     assert len({tuple(g) for g in spread.goal}) == 4
     assert all(not np.allclose(g, GOAL) for g in spread.goal)
+
+
+def test_the_opening_parameter_moves_the_second_wall_s_left_end():
+    """GetWithDefault("opening", 30): the second wall ends there, for the range finders and for
+    moves alike; 200 takes it away."""
+    from neatpar_sim.game_parameters import GameParameters
+    from support.curricula import parameter_payload
+    for opening, ahead in ((30.0, 23.0), (200.0, 90.0), (90.0, 90.0)):
+        parameters = GameParameters()
+        parameters.receive(parameter_payload(lambda c: c.set_float_parameter("opening", opening)))
+        task = Maze({"agents": 1}, None, parameters=parameters)
+        task.position[:] = (60.0, 110.0)
+        task.heading[:] = math.pi / 2   # up, towards the second wall at y = 133
+        assert math.isclose(task.observe(NAME)[0, 2] * 100.0, ahead, abs_tol=1e-9)
+        drive(task, np.array([[0.0, 1.0]]), 20)   # straight up at full speed
+        assert (task.position[0, 1] > 133.0) == (opening > 60.0 + RADIUS)

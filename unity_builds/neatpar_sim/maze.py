@@ -28,8 +28,11 @@ same episode.
 
 The environment parameter `goal` (read with GetWithDefault in each robot's OnEpisodeBegin, default
 1) moves the goal along PATH, the way through the maze: 0 puts it at the start, 1 at GOAL, 0.5
-halfway along; its radar, reward and end follow it. A curriculum of goals further and further
-along the way (configs/maze-curriculum.yaml) leads a plain objective search past the dead end.
+halfway along; its radar, reward and end follow it. The parameter `opening` (default OPENING, 30)
+is where the second corridor wall ends on the left, the way up to the top corridor at x < opening:
+200 takes the wall away, a smaller value makes the way round longer. A curriculum of openings
+further and further left (configs/maze-curriculum.yaml) teaches a plain objective search to follow
+the wall past the dead end.
 """
 from __future__ import annotations
 
@@ -73,6 +76,8 @@ WALLS = np.array([
     (30, 133, 200, 133),
     (145, 133, 145, 92),
 ], dtype=np.float64)
+SECOND_WALL = 5          # WALLS' row of the second corridor wall, whose left end `opening` moves
+OPENING = 30.0           # where it ends: the second wall's opening is at x < OPENING
 
 
 def closeness(position: np.ndarray, goal: np.ndarray | None = None) -> np.ndarray:
@@ -86,12 +91,14 @@ def _cross(ax, ay, bx, by):
     return ax * by - ay * bx
 
 
-def ranges(position: np.ndarray, heading: np.ndarray) -> np.ndarray:
-    """(n, 6) distance along each range finder to the nearest wall, capped at RANGE."""
+def ranges(position: np.ndarray, heading: np.ndarray, walls: np.ndarray | None = None) -> np.ndarray:
+    """(n, 6) distance along each range finder to the nearest wall (WALLS, or each row's of (n,
+    walls, 4) `walls`), capped at RANGE."""
+    walls = WALLS[None] if walls is None else walls
     angles = heading[:, None] + FINDERS[None, :]                    # (n, 6)
     ux, uy = np.cos(angles)[..., None], np.sin(angles)[..., None]   # (n, 6, 1)
-    ax, ay = WALLS[:, 0], WALLS[:, 1]
-    ex, ey = WALLS[:, 2] - ax, WALLS[:, 3] - ay                     # (walls,)
+    ax, ay = walls[:, None, :, 0], walls[:, None, :, 1]
+    ex, ey = walls[:, None, :, 2] - ax, walls[:, None, :, 3] - ay   # (n or 1, 1, walls)
     px, py = position[:, 0, None, None], position[:, 1, None, None]
     denom = _cross(ux, uy, ex, ey)                                  # (n, 6, walls)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -101,12 +108,16 @@ def ranges(position: np.ndarray, heading: np.ndarray) -> np.ndarray:
     return np.minimum(np.where(hit, t, np.inf).min(axis=2), RANGE)
 
 
-def wall_distance(position: np.ndarray) -> np.ndarray:
-    """(n,) distance from each position to the nearest wall."""
-    ax, ay = WALLS[:, 0], WALLS[:, 1]
-    ex, ey = WALLS[:, 2] - ax, WALLS[:, 3] - ay
+def wall_distance(position: np.ndarray, walls: np.ndarray | None = None) -> np.ndarray:
+    """(n,) distance from each position to the nearest wall (WALLS, or each row's of `walls`)."""
+    walls = WALLS[None] if walls is None else walls
+    ax, ay = walls[:, :, 0], walls[:, :, 1]
+    ex, ey = walls[:, :, 2] - ax, walls[:, :, 3] - ay
     px, py = position[:, 0, None], position[:, 1, None]
-    along = np.clip(((px - ax) * ex + (py - ay) * ey) / (ex * ex + ey * ey), 0.0, 1.0)
+    length = np.broadcast_to(ex * ex + ey * ey, np.broadcast_shapes(px.shape, ex.shape))
+    dot = (px - ax) * ex + (py - ay) * ey
+    # a wall of no length (opening = WIDTH) is a point: its distance is the point's
+    along = np.clip(np.divide(dot, length, out=np.zeros(length.shape), where=length > 0), 0.0, 1.0)
     return np.hypot(px - (ax + along * ex), py - (ay + along * ey)).min(axis=1)
 
 
@@ -123,7 +134,7 @@ class Maze(Task):
     """`agents` robots, each alone in its own copy of the maze (see the module docstring)."""
 
     OPTIONS = ("agents", "max_steps")
-    READS = ("goal",)
+    READS = ("goal", "opening")
 
     def __init__(self, options: dict, rng: np.random.Generator, parameters: GameParameters | None = None):
         self.parameters = parameters if parameters is not None else GameParameters()
@@ -134,6 +145,7 @@ class Maze(Task):
         self.heading = np.zeros(self.n)
         self.steps = np.zeros(self.n, dtype=np.int64)
         self.goal = np.tile(np.asarray(GOAL, np.float64), (self.n, 1))
+        self.walls = np.tile(WALLS, (self.n, 1, 1))
         self._restart(np.arange(self.n))
 
     def rows(self, behavior: str) -> int:
@@ -142,6 +154,7 @@ class Maze(Task):
     def _restart(self, rows: np.ndarray) -> None:
         for row in rows:   # each robot's OnEpisodeBegin, in turn
             self.goal[row] = along_path(self.parameters.get_with_default("goal", 1.0))
+            self.walls[row, SECOND_WALL, 0] = np.clip(self.parameters.get_with_default("opening", OPENING), 0, WIDTH)
         self.position[rows] = START
         self.heading[rows] = START_HEADING
         self.steps[rows] = 0
@@ -151,7 +164,7 @@ class Maze(Task):
 
     def observe(self, behavior: str) -> np.ndarray:
         scaled = self.position / (np.array([WIDTH, HEIGHT]) / 2) - 1.0
-        return np.column_stack([ranges(self.position, self.heading) / RANGE,
+        return np.column_stack([ranges(self.position, self.heading, self.walls) / RANGE,
                                 radar(self.position, self.heading, self.goal),
                                 scaled]).astype(np.float32)
 
@@ -163,7 +176,7 @@ class Maze(Task):
         self.heading = np.mod(self.heading + MAX_TURN * action[:, 0], 2 * np.pi)
         speed = MAX_SPEED * action[:, 1]
         moved = self.position + np.column_stack([np.cos(self.heading), np.sin(self.heading)]) * speed[:, None]
-        free = wall_distance(moved) >= RADIUS
+        free = wall_distance(moved, self.walls) >= RADIUS
         self.position[free] = moved[free]
         self.steps += 1
         reached = np.hypot(self.position[:, 0] - self.goal[:, 0], self.position[:, 1] - self.goal[:, 1]) < GOAL_RADIUS
@@ -181,7 +194,7 @@ class Maze(Task):
         canvas = render.Canvas()
         across = render.Scale(0.0, WIDTH, 8, render.SIZE - 8)
         up = render.Scale(0.0, HEIGHT, render.SIZE - 8, 8)
-        for x0, y0, x1, y1 in WALLS:
+        for x0, y0, x1, y1 in self.walls[row]:
             canvas.line(across(x0), up(y0), across(x1), up(y1), render.LINE)
         goal = self.goal[row]
         canvas.disc(across(goal[0]), up(goal[1]), across.length(GOAL_RADIUS), self.GOAL_COLOR)
