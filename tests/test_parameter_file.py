@@ -99,3 +99,15 @@ def test_each_mistake_is_one_line_naming_the_parameter_and_lesson(tmp_path, body
         Settings(env="ball", behaviors="Ball3D?team=0: population", env_parameters=path)
     text = str(error.value)
     assert "\n" not in text and text.startswith(path) and message in text
+
+
+def test_neatpar_evolve_stops_on_a_bad_file_with_one_line_before_any_simulator(tmp_path):
+    from support.configs import ball_cfg
+    from support.runs import one_line_error
+    write_yaml(tmp_path, "wall:\n  curriculum:\n    - name: low\n      value: 1\n      completion_criteria: "
+                         "{behavior: Ball3D}\n    - name: high\n      value: 2\n      completion_criteria: "
+                         "{behavior: Ball3D, threshold: 9}\n", "bad.yaml")
+    config = ball_cfg(tmp_path, env_parameters="bad.yaml")
+    line = one_line_error(tmp_path, ["evolve", "--config", config],
+                          "parameter 'wall' lesson 'high' is the last lesson")
+    assert "bad.yaml" in line
