@@ -31,10 +31,13 @@ def test_play_a_saved_winner(tmp_path):
     result = neatpar_cli("play", "--config", config, "--genome", str(tmp_path / "run" / "winner.json"),
                          "--episodes", "3")
     assert result.returncode == 0, result.stderr
-    assert "3 episodes" in result.stdout and len(result.stdout.splitlines()[-1].split()) == 4
-    one = neatpar_cli("play", "--config", config, "--genome", str(tmp_path / "run" / "winner.json"), "--episodes", "1")
+    summary, returns, recorded = result.stdout.splitlines()
+    fresh = json.load(open(tmp_path / "run" / "winner.json"))["fresh"]
+    assert "3 episodes" in summary and len(returns.split()) == 4
+    assert recorded == f"its run recorded a mean return of {fresh['mean_return']:.3f} on {fresh['episodes']} fresh episodes"
+    one = neatpar_cli("play", "--config", config, "--genome", str(tmp_path / "run" / "winner.pickle"), "--episodes", "1")
     assert one.returncode == 0, one.stderr
-    summary, returns = one.stdout.splitlines()
+    summary, returns = one.stdout.splitlines()   # a pickle keeps no fresh score
     assert re.fullmatch(r"genome \d+: 1 episode, return (-?\d+\.\d{3})", summary).group(1) == returns.split()[1]
 
 

@@ -26,7 +26,7 @@ from support.configs import ball_cfg, hover_cfg, write_config
 from support.evolution import genes_of
 from support.marks import ON_THE_EDITOR_PORT
 from support.paths import ROOT
-from support.runs import PROGRESS_BAR, Run, evolve_ok, neatpar_cli, one_line_error, stats_rows
+from support.runs import PROGRESS_BAR, Run, evolve_ok, fresh_note, neatpar_cli, one_line_error, stats_rows
 
 
 @pytest.fixture(scope="module")
@@ -499,7 +499,7 @@ def test_two_runs_started_at_the_same_moment_on_one_folder_leave_one_run_and_one
     assert refused.lines == [] and len(stats_rows(out)) == 2
     assert len(list(out.glob("events.out.tfevents.*"))) == 1
     winner = json.load(open(out / "winner.json"))
-    assert f"winner: genome {winner['key']}, fitness {winner['fitness']:.3f}\n" in winner_run.lines
+    assert f"winner: genome {winner['key']}, fitness {winner['fitness']:.3f}{fresh_note(winner)}\n" in winner_run.lines
 
 
 # ---------------------------------------------------------------- messages a newcomer meets

@@ -10,7 +10,7 @@ from neatpar.run import progress
 from neatpar.run.progress import GenerationBar
 from neatpar.generation_stats import GenerationStats
 from support.configs import ball_cfg
-from support.runs import PROGRESS_BAR, on_terminal, screen
+from support.runs import PROGRESS_BAR, fresh_note, on_terminal, screen
 
 
 class Terminal(io.StringIO):
@@ -85,7 +85,8 @@ def test_quiet_on_a_terminal_shows_the_run_folder_and_the_winner_only(tmp_path):
     assert len(shown) == 2, output
     assert shown[0].startswith(f"neatpar evolve: {tmp_path / 'ball.cfg'} -> {out} (generations 0..1)")
     winner = json.load(open(out / "winner.json"))
-    assert shown[1] == f"winner: genome {winner['key']}, fitness {winner['fitness']:.3f}: {out / 'winner.json'}"
+    assert shown[1] == f"winner: genome {winner['key']}, fitness {winner['fitness']:.3f}{fresh_note(winner)}: " \
+                       f"{out / 'winner.json'}"
 
 
 def test_env_hosts_progress_shows_on_a_terminal_too(tmp_path):

@@ -1,6 +1,7 @@
 """A seeded run gives the same results on every Python (3.10 to 3.13) and numpy (1.23.5, 2.x): the
-results of one interpreter (Python 3.11 with numpy 1.23.5, the configuration neatpar was released
-on) are kept in tests/fixtures/seeded/ (written by tests/fixtures/record_seeded.py), and each
+results of one interpreter (each fixture names its own: Python 3.11 with numpy 1.23.5, the
+configuration neatpar was released on, for XOR; Python 3.13 with numpy 2 for the ball run, recorded
+again when winners came to be checked on fresh episodes) are kept in tests/fixtures/seeded/ (written by tests/fixtures/record_seeded.py), and each
 test runs the same seeded run here and compares exactly. Python's `random` is the same Mersenne
 Twister on every version and neatpar's NEAT step draws from it as neat-python does; the simulator
 draws from numpy's seeded Generator (PCG64), the same stream in numpy 1.23 and 2.x. What Python

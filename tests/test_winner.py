@@ -8,19 +8,13 @@ import subprocess
 
 from support.configs import ball_cfg
 from support.paths import ROOT
-from support.runs import NEATPAR_COMMAND
+from support.runs import NEATPAR_COMMAND, fresh_note
 
 
 def evolve(*args) -> str:
     result = subprocess.run([NEATPAR_COMMAND, "evolve", *args], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert result.returncode == 0, result.stderr
     return result.stdout
-
-
-def fresh_note(winner: dict) -> str:
-    """What the closing line says of a winner chosen on fresh episodes (winner.json's "fresh")."""
-    fresh = winner["fresh"]
-    return f" (training), {fresh['fitness']:.3f} on {fresh['episodes']} fresh episodes"
 
 
 def test_the_closing_lines_name_the_winner_its_files_and_a_play_command_that_runs_as_printed(tmp_path):

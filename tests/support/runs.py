@@ -47,6 +47,13 @@ def one_line_error(tmp_path, args, pattern, code=2) -> str:
 TIMING = ("seconds", "scored_steps_per_s", "fresh_seconds")   # the stats.csv columns that differ between two equal runs
 
 
+def fresh_note(winner: dict) -> str:
+    """What a run's closing line says after the winner's training fitness when winner.json (`winner`)
+    has a score on fresh episodes."""
+    fresh = winner.get("fresh")
+    return "" if fresh is None else f" (training), {fresh['fitness']:.3f} on {fresh['episodes']} fresh episodes"
+
+
 def evolve_ok(config, out, *extra):
     """`neatpar evolve --config CONFIG --out OUT ...`, which must succeed; its result."""
     result = neatpar_cli("evolve", "--config", config, "--out", str(out), *extra)
