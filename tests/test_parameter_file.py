@@ -56,7 +56,8 @@ def test_the_setting_takes_the_file_relative_to_the_config_and_pairs_as_before(t
     path = write_yaml(tmp_path, FULL_YAML)
     settings = Settings(env="ball", behaviors="Ball3D?team=0: population", env_parameters=path)
     assert [p.name for p in settings.env_parameters.parameters][:2] == ["agents_bonus", "mass"]
-    assert Settings(env="ball", behaviors="Ball3D?team=0: population", env_parameters="a = 1, b = 2").env_parameters == (("a", 1.0), ("b", 2.0))
+    pairs = Settings(env="ball", behaviors="Ball3D?team=0: population", env_parameters="a = 1, b = 2")
+    assert pairs.env_parameters == (("a", 1.0), ("b", 2.0))
     with pytest.raises(ConfigError, match="names no file"):
         Settings(env="ball", behaviors="Ball3D?team=0: population", env_parameters=str(tmp_path / "missing.yaml"))
 
