@@ -140,7 +140,8 @@ LAYERS = {
         ["evolution/core/speciation", "evolution/core/reproduction"],
         ["evolution/_core"],
     ],
-    "the networks' kernels": [["python_sum"], ["nn/neat_functions"], ["nn/_kernel", "nn/_substrate", "nn/_es_search"]],
+    "the networks' kernels": [["python_sum"], ["nn/neat_functions", "nn/es_tables"], ["nn/es_search"],
+                            ["nn/_kernel", "nn/_substrate", "nn/_es_search"]],
     "the Unity wire": [["envs/unity/why"], ["envs/unity/_wire", "envs/unity/_pixels"]],
     "the behaviour search": [["search/_knn"]],
 }

@@ -9,7 +9,8 @@ from support.configs import ALL_ACTIVATIONS, ALL_AGGREGATIONS, evolved_genomes, 
 from support.es_hyperneat import es_search, points_of, reference_network
 from support.hyperneat import assert_same_bits
 from neatpar.errors import ConfigError
-from neatpar.nn.es_hyperneat import compile_es_cppns, discover, discovered, es_population, network_tables
+from neatpar.nn.es_hyperneat import (compile_es_cppns, discover, discovered, es_population, network_tables,
+                                    population_tables)
 from neatpar.nn.es_substrate import ESParams, EvolvableSubstrate, make_es_substrate
 from neatpar.nn.substrate import IOShapes
 
@@ -113,6 +114,48 @@ def test_threads_change_nothing(cppns):
         assert a.hidden.tobytes() == b.hidden.tobytes() and a.weights.tobytes() == b.weights.tobytes()
     t1 = network_tables(one, es, list(range(len(genomes))))
     assert t1.num_genomes == len(genomes) and t1.stride >= es.num_inputs + es.num_outputs
+
+
+TABLE_ARRAYS = ("genome_start", "node_slot", "node_act", "node_agg", "node_bias", "node_resp", "link_start", "link_src",
+                "link_w")
+
+
+@pytest.mark.parametrize("params", ["default", "deep", "loose"])
+def test_the_population_tables_built_in_c_are_those_of_the_discovered_networks(cppns, params):
+    """population_tables (search and tables in C, blocks of genomes on threads) against
+    network_tables of discover's networks, and against the rule written out here: each node a link
+    enters (inputs aside) by (y, key), its links by source."""
+    config, genomes = cppns
+    tables = compile_es_cppns(genomes, config)
+    for inputs, outputs in (LINES, GRID):
+        es = EvolvableSubstrate(inputs, outputs, PARAMS[params])
+        found = discover(tables, range(len(genomes)), es, 1)
+        expected = network_tables(found, es, tables.genome_keys)
+        for threads in (1, 2, 3):
+            got = population_tables(tables, es, threads)
+            for name in TABLE_ARRAYS:
+                assert getattr(got, name).tobytes() == getattr(expected, name).tobytes(), (name, threads)
+            assert (got.stride, got.genome_keys) == (expected.stride, expected.genome_keys)
+        ys = np.concatenate([inputs[:, 1], outputs[:, 1]])
+        for g, d in enumerate(found):
+            y = np.concatenate([ys, d.hidden[:, 1]])
+            into = d.targets >= len(inputs)
+            nodes = sorted(set(d.targets[into].tolist()), key=lambda n: (y[n], n))
+            first, last = expected.genome_start[g], expected.genome_start[g + 1]
+            assert expected.node_slot[first:last].tolist() == nodes
+            for k, node in zip(range(first, last), nodes):
+                links = sorted((s, w) for s, t, w in zip(d.sources.tolist(), d.targets.tolist(), d.weights.tolist())
+                               if t == node)
+                span = slice(expected.link_start[k], expected.link_start[k + 1])
+                assert list(zip(expected.link_src[span].tolist(), expected.link_w[span].tolist())) == links
+
+
+def test_a_network_whose_link_names_no_node_is_refused_in_one_line():
+    from neatpar.nn.es_substrate import Discovered
+    es = EvolvableSubstrate(*LINES)
+    bad = Discovered(np.zeros((0, 2)), np.array([0]), np.array([9]), np.array([1.0]))
+    with pytest.raises(ValueError, match="^network 0: a link names a node it does not have$"):
+        network_tables([bad], es, [0])
 
 
 @pytest.mark.parametrize("change, words", [

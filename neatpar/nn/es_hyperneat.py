@@ -3,7 +3,8 @@ quadtree search of its weight pattern, on a substrate of fixed inputs and output
 (es_substrate.py), and the networks found run by the population kernel.
 
 The search is PUREPLES' `ESNetwork.es_hyperneat` (its parameters: es_substrate.ESParams), in C
-(_es_search.c) over the whole population on threads. The CPPN reads (x1, y1, x2, y2, 1.0) and
+(es_search.c) over the whole population on threads, and the kernel's tables of the networks found
+are built in C too (es_tables.c), with no Python per genome. The CPPN reads (x1, y1, x2, y2, 1.0) and
 output 0 is mapped as PUREPLES' query_cppn maps it: 0.0 unless |o| > 0.2, else
 (o -+ 0.2) / 0.8 * max_weight. From each point explored (each input; then, iteration_level times,
 the hidden nodes found minus those explored in the round before; then, inwards, each output):
@@ -78,19 +79,28 @@ def compile_es_cppns(genomes: Sequence, config: Any) -> Tables:
     return tables
 
 
-def _search_some(tables: Tables, genomes: np.ndarray, es: EvolvableSubstrate) -> list[Discovered]:
+def _arguments(tables: Tables, genomes: np.ndarray, es: EvolvableSubstrate) -> tuple:
+    """The C search's arguments for `genomes` of `tables` on `es`."""
     t, p = tables, es.params
-    found = _es_search.discover(t.genome_start, t.node_slot, t.node_act, t.node_agg, t.node_bias, t.node_resp,
-                                t.link_start, t.link_src, t.link_w, genomes, np.ascontiguousarray(es.inputs),
-                                np.ascontiguousarray(es.outputs), t.stride, t.max_fan_in, p.initial_depth,
-                                p.max_depth, p.iteration_level, float(p.variance_threshold),
-                                float(p.band_threshold), float(p.division_threshold), float(p.max_weight))
+    return (t.genome_start, t.node_slot, t.node_act, t.node_agg, t.node_bias, t.node_resp, t.link_start, t.link_src,
+            t.link_w, np.ascontiguousarray(genomes, dtype=np.int64), np.ascontiguousarray(es.inputs),
+            np.ascontiguousarray(es.outputs), t.stride, t.max_fan_in, p.initial_depth, p.max_depth,
+            p.iteration_level, float(p.variance_threshold), float(p.band_threshold), float(p.division_threshold),
+            float(p.max_weight))
+
+
+def _search_some(tables: Tables, genomes: np.ndarray, es: EvolvableSubstrate) -> list[Discovered]:
     out = []
-    for hidden, ends, weights in found:
-        ends = np.frombuffer(ends, dtype=np.int64).reshape(-1, 2)
-        out.append(Discovered(np.frombuffer(hidden, dtype=np.float64).reshape(-1, 2), ends[:, 0], ends[:, 1],
+    for hidden, sources, targets, weights in _es_search.discover(*_arguments(tables, genomes, es)):
+        out.append(Discovered(np.frombuffer(hidden, dtype=np.float64).reshape(-1, 2),
+                              np.frombuffer(sources, dtype=np.int64), np.frombuffer(targets, dtype=np.int64),
                               np.frombuffer(weights, dtype=np.float64)))
     return out
+
+
+def _threads(threads: int | None, jobs: int) -> int:
+    """The threads to use: those asked for (default one per CPU), at least 1, at most `jobs`."""
+    return max(1, min(threads or cpu_count(), jobs))
 
 
 def discover(tables: Tables, genomes: Sequence[int], es: EvolvableSubstrate,
@@ -98,48 +108,62 @@ def discover(tables: Tables, genomes: Sequence[int], es: EvolvableSubstrate,
     """The discovered networks of the given genomes of `tables` (compile_es_cppns), searched in C on
     `threads` threads (default: one per CPU, at most one per genome)."""
     genomes = np.asarray(genomes, dtype=np.int64)
-    threads = max(1, min(threads or cpu_count(), len(genomes)))
+    threads = _threads(threads, len(genomes))
     if threads == 1:
-        return _search_some(tables, np.ascontiguousarray(genomes), es)
+        return _search_some(tables, genomes, es)
     found: list = [None] * len(genomes)
     with ThreadPoolExecutor(threads) as pool:   # the C search releases the GIL
-        parts = [pool.submit(_search_some, tables, np.ascontiguousarray(genomes[k::threads]), es)
-                 for k in range(threads)]
+        parts = [pool.submit(_search_some, tables, genomes[k::threads], es) for k in range(threads)]
         for k, part in enumerate(parts):
             found[k::threads] = part.result()
     return found
 
 
+def _kernel_tables(parts: Sequence[tuple], es: EvolvableSubstrate, genome_keys: Sequence) -> Tables:
+    """The Tables of consecutive parts of a population, each the C code's (genome_start,
+    node_slot, link_start, link_src, link_w, stride) of its genomes."""
+    genome_start, link_start, node_slot, link_src, link_w = [np.zeros(1, np.int64)], [np.zeros(1, np.int64)], [], [], []
+    nodes = links = 0
+    for starts, slots, firsts, sources, weights, _ in parts:
+        starts, firsts = np.frombuffer(starts, np.int64), np.frombuffer(firsts, np.int64)
+        genome_start.append(starts[1:] + nodes)
+        link_start.append(firsts[1:] + links)
+        node_slot.append(np.frombuffer(slots, np.int32))
+        link_src.append(np.frombuffer(sources, np.int32))
+        link_w.append(np.frombuffer(weights, np.float64))
+        nodes, links = nodes + int(starts[-1]), links + int(firsts[-1])
+    act = BUILTIN_ACTIVATIONS.index(es.activation)
+    flat = Flat(np.concatenate(genome_start), np.concatenate(node_slot), np.full(nodes, act, np.int8),
+                np.zeros(nodes, np.int8), np.zeros(nodes), np.ones(nodes), np.concatenate(link_start),
+                np.concatenate(link_src), np.concatenate(link_w), max(part[5] for part in parts))
+    return Tables.of_structure(flat, es.num_inputs, es.num_outputs, genome_keys)
+
+
 def network_tables(found: Sequence[Discovered], es: EvolvableSubstrate, genome_keys: Sequence) -> Tables:
     """The population kernel's tables of the discovered networks (module docstring: the order of
-    evaluation, the links of each node, links into inputs left out)."""
-    n_in, fixed = es.num_inputs, es.num_inputs + es.num_outputs
-    act = BUILTIN_ACTIVATIONS.index(es.activation)
-    genome_start, node_slot, link_start, link_src, link_w = [0], [], [np.zeros(1, np.int64)], [], []
-    stride, total = fixed, 0
-    for d in found:
-        y = np.concatenate([es.inputs[:, 1], es.outputs[:, 1], d.hidden[:, 1]])
-        keep = d.targets >= n_in
-        targets, sources, weights = d.targets[keep], d.sources[keep], d.weights[keep]
-        nodes = np.unique(targets)
-        nodes = nodes[np.lexsort((nodes, y[nodes]))]
-        position = np.empty(fixed + len(d.hidden), dtype=np.int64)
-        position[nodes] = np.arange(len(nodes))
-        order = np.lexsort((sources, position[targets]))
-        counts = np.bincount(position[targets], minlength=len(nodes))
-        node_slot.append(nodes.astype(np.int32))
-        link_src.append(sources[order].astype(np.int32))
-        link_w.append(weights[order])
-        link_start.append(total + np.cumsum(counts))
-        total += len(order)
-        genome_start.append(genome_start[-1] + len(nodes))
-        stride = max(stride, fixed + len(d.hidden))
-    count = genome_start[-1]
-    flat = Flat(np.array(genome_start, np.int64), np.concatenate(node_slot or [np.zeros(0, np.int32)]),
-                np.full(count, act, np.int8), np.zeros(count, np.int8), np.zeros(count), np.ones(count),
-                np.concatenate(link_start).astype(np.int64), np.concatenate(link_src or [np.zeros(0, np.int32)]),
-                np.concatenate(link_w or [np.zeros(0)]), stride)
-    return Tables.of_structure(flat, es.num_inputs, es.num_outputs, genome_keys)
+    evaluation, the links of each node, links into inputs left out), built in C."""
+    fixed_y = np.ascontiguousarray(np.concatenate([es.inputs[:, 1], es.outputs[:, 1]]), dtype=np.float64)
+    as_array = np.ascontiguousarray
+    part = _es_search.tables(fixed_y, es.num_inputs, [as_array(d.hidden, dtype=np.float64) for d in found],
+                             [as_array(d.sources, dtype=np.int64) for d in found],
+                             [as_array(d.targets, dtype=np.int64) for d in found],
+                             [as_array(d.weights, dtype=np.float64) for d in found])
+    return _kernel_tables([part], es, genome_keys)
+
+
+def population_tables(tables: Tables, es: EvolvableSubstrate, threads: int | None = None) -> Tables:
+    """The population kernel's tables of the networks all genomes of `tables` discover, searched
+    and built in C with no Python per genome, on `threads` threads (default: one per CPU) taking
+    blocks of genomes in turn; the same tables as network_tables(discover(...))."""
+    count = tables.num_genomes
+    threads = _threads(threads, count)
+    blocks = np.array_split(np.arange(count, dtype=np.int64), min(count, 4 * threads) if threads > 1 else 1)
+    if threads == 1:
+        parts = [_es_search.population(*_arguments(tables, blocks[0], es))]
+    else:
+        with ThreadPoolExecutor(threads) as pool:   # the C search releases the GIL
+            parts = list(pool.map(lambda block: _es_search.population(*_arguments(tables, block, es)), blocks))
+    return _kernel_tables(parts, es, tables.genome_keys)
 
 
 def es_population(genomes: Sequence, config: Any, es: EvolvableSubstrate,
@@ -148,9 +172,7 @@ def es_population(genomes: Sequence, config: Any, es: EvolvableSubstrate,
     genomes = genome_list(genomes)
     if not genomes:
         raise ValueError("cannot create a population of no genomes")
-    tables = compile_es_cppns(genomes, config)
-    found = discover(tables, range(len(genomes)), es, threads)
-    return FeedForwardPopulation(network_tables(found, es, [g.key for g in genomes]))
+    return FeedForwardPopulation(population_tables(compile_es_cppns(genomes, config), es, threads))
 
 
 def discovered(genome, config: Any | None, es: EvolvableSubstrate) -> Discovered:
