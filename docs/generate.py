@@ -49,7 +49,7 @@ GUIDES = {
     "checkpoint_interval": "../guides/runs.md#checkpoints-and-resume",
     "video_interval": "../guides/watching.md#clips-during-a-run",
     "worker_id": "../guides/unity.md#point-neatpar-at-the-build",
-    "env_parameters": "../guides/unity.md#point-neatpar-at-the-build",
+    "env_parameters": "../guides/curricula.md",
     "inference": "../guides/scale-out.md#where-the-networks-run-inference",
     "workers": "../guides/scale-out.md#where-the-networks-run-inference",
     "envs": "../guides/scale-out.md#several-simulators-envs",
