@@ -44,8 +44,8 @@ def interface():
 
 def test_both_kinds_of_environment_implement_the_whole_interface_with_its_signatures():
     wanted = interface()
-    assert set(wanted) == {"reset", "poll", "layout", "act", "step", "expect", "take_game_stats", "capture",
-                           "take_frames", "close", "kill", "process_pid"}
+    assert set(wanted) == {"reset", "set_parameters", "poll", "layout", "act", "step", "expect", "take_game_stats",
+                           "capture", "take_frames", "close", "kill", "process_pid"}
     for kind in (UnityAdapter, GymEnvironment):
         for name, signature in wanted.items():
             member = inspect.getattr_static(kind, name)
