@@ -173,14 +173,12 @@ def test_an_es_hyperneat_run_on_the_ball_build_evolves_exports_plays_and_repeats
     search's parameters and the winner's discovered network, which the search finds again from
     winner.json alone; winner.onnx in onnxruntime acts as the run's kernel; export and play read
     the run folder; the seeded run repeats on two env hosts and resumes from a checkpoint."""
-    import json
-
     import onnx
     from neatpar.genome_file import load_genome
     from neatpar.nn.substrate_file import read_substrate
     from support.configs import ball_cfg
     from support.onnx_models import checked_session
-    from support.runs import neatpar_cli, stats_rows
+    from support.runs import exports_plays_and_repeats_on_two_hosts, neatpar_cli, stats_rows
 
     config = ball_cfg(tmp_path, network="es-hyperneat", es_activation="tanh", es_band_threshold=0.1, num_inputs=5,
                       num_outputs=1, activation_options="tanh sin gauss")
@@ -199,16 +197,7 @@ def test_an_es_hyperneat_run_on_the_ball_build_evolves_exports_plays_and_repeats
     actions = session.run(["continuous_actions"], {"obs_0": observations})[0]
     assert np.allclose(actions, np.clip(kernel.activate(observations, np.zeros(6, np.int64)), -1, 1), atol=1e-5)
 
-    exported = neatpar_cli("export", "--config", config, "--genome", str(full / "winner.json"), "--out",
-                           str(tmp_path / "brain.onnx"))
-    assert exported.returncode == 0, exported.stderr
-    assert (tmp_path / "brain.onnx").read_bytes() == (full / "winner.onnx").read_bytes()
-    played = neatpar_cli("play", "--config", config, "--genome", str(full / "winner.json"), "--episodes", "2")
-    assert played.returncode == 0 and "2 episodes, mean return" in played.stdout, played.stderr
-
-    assert neatpar_cli("evolve", "--config", config, "--out", str(hosted), "--envs", "2").returncode == 0
-    assert stats_rows(hosted) == stats_rows(full)
-    assert json.load(open(hosted / "winner.json")) == json.load(open(full / "winner.json"))
+    exports_plays_and_repeats_on_two_hosts(config, full, hosted, tmp_path / "brain.onnx")
     resumed = neatpar_cli("evolve", "--resume", str(full / "checkpoints" / "checkpoint-1.gz"), "--generations", "4")
     assert resumed.returncode == 0, resumed.stderr
     assert stats_rows(full)[:3] == stats_rows(hosted)[:3] and len(stats_rows(full)) == 4

@@ -26,7 +26,8 @@ from support.configs import ball_cfg, hover_cfg, write_config
 from support.evolution import genes_of
 from support.marks import ON_THE_EDITOR_PORT
 from support.paths import ROOT
-from support.runs import PROGRESS_BAR, Run, evolve_ok, fresh_note, neatpar_cli, one_line_error, stats_rows
+from support.runs import (PROGRESS_BAR, Run, evolve_ok, exports_plays_and_repeats_on_two_hosts, fresh_note, neatpar_cli,
+                          one_line_error, stats_rows)
 
 
 @pytest.fixture(scope="module")
@@ -655,16 +656,7 @@ def test_a_hyperneat_run_on_the_camera_build_leaves_its_substrate_and_repeats_on
         lambda obs: session.run(["continuous_actions"], {"obs_0": obs[0].transpose(0, 3, 1, 2)})[0], "camera", args, 4)
     assert np.allclose(through_onnx, through_kernel, atol=1e-4) and len(set(through_kernel)) > 1
 
-    exported = neatpar_cli("export", "--config", config, "--genome", str(full / "winner.json"), "--out",
-                           str(tmp_path / "brain.onnx"))   # the sensors' shapes and the substrate from the folder
-    assert exported.returncode == 0, exported.stderr
-    assert (tmp_path / "brain.onnx").read_bytes() == (full / "winner.onnx").read_bytes()
-    played = neatpar_cli("play", "--config", config, "--genome", str(full / "winner.json"), "--episodes", "2")
-    assert played.returncode == 0 and "2 episodes, mean return" in played.stdout, played.stderr
-
-    assert neatpar_cli("evolve", "--config", config, "--out", str(hosted), "--envs", "2").returncode == 0
-    assert stats_rows(hosted) == stats_rows(full)
-    assert json.load(open(hosted / "winner.json")) == json.load(open(full / "winner.json"))
+    exports_plays_and_repeats_on_two_hosts(config, full, hosted, tmp_path / "brain.onnx")
 
     checkpoint = str(full / "checkpoints" / "checkpoint-1.gz")
     one_line_error(tmp_path, ["evolve", "--config", camera_cfg(tmp_path, "changed.cfg", substrate_hidden="4",

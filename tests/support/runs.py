@@ -2,6 +2,7 @@
 its stats, and evaluators on env hosts of the simulator builds."""
 import csv
 import dataclasses
+import json
 import os
 import queue
 import subprocess
@@ -59,6 +60,20 @@ def evolve_ok(config, out, *extra):
     result = neatpar_cli("evolve", "--config", config, "--out", str(out), *extra)
     assert result.returncode == 0, result.stderr
     return result
+
+
+def exports_plays_and_repeats_on_two_hosts(config, full, hosted, brain) -> None:
+    """The run in folder `full`: `neatpar export` of its winner (the sensors' shapes and any
+    substrate from the folder) writes its winner.onnx byte for byte as `brain`, `neatpar play`
+    plays it, and the same run on two env hosts, into `hosted`, gives the same stats and winner."""
+    exported = neatpar_cli("export", "--config", config, "--genome", str(full / "winner.json"), "--out", str(brain))
+    assert exported.returncode == 0, exported.stderr
+    assert brain.read_bytes() == (full / "winner.onnx").read_bytes()
+    played = neatpar_cli("play", "--config", config, "--genome", str(full / "winner.json"), "--episodes", "2")
+    assert played.returncode == 0 and "2 episodes, mean return" in played.stdout, played.stderr
+    assert neatpar_cli("evolve", "--config", config, "--out", str(hosted), "--envs", "2").returncode == 0
+    assert stats_rows(hosted) == stats_rows(full)
+    assert json.load(open(hosted / "winner.json")) == json.load(open(full / "winner.json"))
 
 
 def stats_table(path) -> list[dict]:
