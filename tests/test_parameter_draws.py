@@ -49,7 +49,7 @@ class Reach(gymnasium.Env):
 def test_a_parameter_file_drives_reset_options_lesson_by_lesson(tmp_path):
     body = ("noise:\n  sampler_type: uniform\n  sampler_parameters: {min_value: 0, max_value: 1}\n"
             "goal:\n  curriculum:\n    - name: near\n      completion_criteria: {behavior: Reach, measure: reward, "
-            "threshold: 0.5, signal_smoothing: false}\n      value: 0.6\n    - name: far\n      value: 0.9\n")
+            "threshold: 0.5, signal_smoothing: false}\n      value: 0.9\n    - name: far\n      value: 0.6\n")
     path = write_yaml(tmp_path, body)
     config = make_config(tmp_path, num_inputs=1, num_outputs=1, pop_size=4)
     population = neat.Population(config, seed=1)
@@ -57,7 +57,9 @@ def test_a_parameter_file_drives_reset_options_lesson_by_lesson(tmp_path):
     with EnvEvaluator(Reach, env_parameters=path, agents=2, seed=3, max_steps=5, generations=3) as evaluator:
         population.run(evaluator.evaluate, 2)
         assert evaluator.curriculum.lessons() == {"goal": 1}
+        # The champion is of the lesson played now: a fitness of 0.9 in the first lesson does not count.
+        assert evaluator.champion.fitness == 0.6
     goals = [options["goal"] for options in Reach.goals]
-    assert goals[:4] == [0.6] * 4 and goals[-4:] == [0.9] * 4   # one episode per genome, 4 genomes
+    assert goals[:4] == [0.9] * 4 and goals[4:8] == [0.6] * 4   # one episode per genome, 4 genomes
     noise = [options["noise"] for options in Reach.goals]
     assert len(set(noise[:4])) == 4 and noise[:4] == noise[4:]  # drawn per episode, anew each generation

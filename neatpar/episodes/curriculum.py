@@ -77,11 +77,13 @@ class LessonChange:
 
 @dataclass
 class CurriculumState:
-    """What a checkpoint keeps: each parameter's lesson and smoothed reward, and the generations
-    played since the last lesson change."""
+    """What a checkpoint keeps: each parameter's lesson and smoothed reward, the generations
+    played since the last lesson change, and whether the next generation is the first of new
+    lessons (`begins`: the run's champion and winner of the old ones no longer count)."""
     lessons: dict[str, int] = field(default_factory=dict)
     smoothed: dict[str, float] = field(default_factory=dict)
     since_change: int = 0
+    begins: bool = False
 
 
 class Curriculum:
@@ -139,7 +141,14 @@ class Curriculum:
                                                  parameter.lessons[index + 1].name, measured))
         if self.changes:
             self.state.since_change = 0
+        self.state.begins = bool(self.changes)
         return self.changes
+
+    def take_beginning(self) -> bool:
+        """Whether the generation about to be played is the first of new lessons (once per change):
+        a fitness scored in other lessons is not comparable with this one's."""
+        begins, self.state.begins = self.state.begins, False
+        return begins
 
     def _check(self, parameter: Parameter, index: int, progress: float,
                champion_return: float | None) -> tuple[Event, float]:
@@ -174,7 +183,7 @@ class Curriculum:
                                   f"{self.file.path} gives it {len(parameter.lessons)}")
         self.state = CurriculumState({p.name: state.lessons.get(p.name, 0) for p in self.parameters},
                                      {p.name: state.smoothed.get(p.name, 0.0) for p in self.parameters},
-                                     state.since_change)
+                                     state.since_change, getattr(state, "begins", False))
 
     def summary(self) -> str:
         """The curricula's lessons as a run ends: `wall: 'high' (2 of 0-2)`."""

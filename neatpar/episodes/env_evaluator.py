@@ -17,7 +17,7 @@ from ..config.files import load
 from ..config.readers import Source
 from ..config.settings_model import Settings
 from ..errors import LiveHandleError, NeatparError
-from ..search.results import Outcome, SearchStats
+from ..search.results import Best, Outcome, SearchStats
 from ..search.strategy import Search, make_search, restore
 from ..genome_file import load_genome
 from ..run_state import RunState
@@ -32,7 +32,7 @@ from .curriculum import Curriculum
 from .aggregates import aggregate
 from .generation_plan import Match, standard_match
 from .runner import EpisodeRunner, simulator_seed
-from .validation import VALIDATION_ROUND, WinnerPin, WinnerValidation
+from .validation import VALIDATION_ROUND, ValidationState, WinnerPin, WinnerValidation
 
 
 class EnvEvaluator:
@@ -168,6 +168,9 @@ class EnvEvaluator:
             self._runner = self._make_runner(config)
         self._runner.progress = self.progress
         self._runner.parameters = self.curriculum.values()   # the lessons this generation plays
+        if self.curriculum.take_beginning():   # scores of earlier lessons are not this task's
+            self.champion = None
+            self.validation.restore(ValidationState())
         if self.selfplay is None:
             returns, self.last_stats = self._runner.evaluate(objects, self.champion, self.files, self.generation)
         else:
@@ -190,6 +193,9 @@ class EnvEvaluator:
         self.search_stats = self.search.score(pairs, outcomes, self.generation)
         self.fitness = {key: outcome.fitness for key, outcome in outcomes.items()}
         found = self.search.best
+        if self.curriculum:   # this generation's best: the search's best seen may be of earlier lessons
+            key = max(self.fitness, key=self.fitness.get)
+            found = Best(dict(pairs)[key], self.fitness[key], None, self.generation)
         if self.champion is None or found.fitness > self.champion.fitness:
             self.champion = copy.deepcopy(found.genome)
             self.champion.fitness = found.fitness   # its true fitness (genome.fitness is what selection climbs)
