@@ -62,4 +62,4 @@ def test_a_parameter_file_drives_reset_options_lesson_by_lesson(tmp_path):
     goals = [options["goal"] for options in Reach.goals]
     assert goals[:4] == [0.9] * 4 and goals[4:8] == [0.6] * 4   # one episode per genome, 4 genomes
     noise = [options["noise"] for options in Reach.goals]
-    assert len(set(noise[:4])) == 4 and noise[:4] == noise[4:]  # drawn per episode, anew each generation
+    assert len(set(noise[:8])) == 8   # drawn per episode, and new draws each generation (its seed moved on)

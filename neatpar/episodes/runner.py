@@ -8,6 +8,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
+from ..config.parameter_file import moved_draws
 from ..config.settings_model import Settings
 from ..environment import Environment, Layout
 from ..errors import EnvironmentMismatch, SimulatorError, one_line
@@ -86,7 +87,8 @@ class EpisodeRunner:
         part compiled by the main process, with the environment parameters' values to play it with."""
         started = time.perf_counter()
         if compiled.parameters is not None:   # sent before the part's reset, as ML-Agents sends them
-            self.environment.set_parameters(compiled.parameters)
+            offset = simulator_seed(0, generation, part, compiled.plan.round)   # new draws at each reset
+            self.environment.set_parameters(moved_draws(compiled.parameters, offset))
         plan, kernel = compiled.plan, compiled.kernel
         if compiled.geometry is not None:
             self.geometry = compiled.geometry

@@ -85,16 +85,18 @@ wall:
 """
 
 
-def expected_messages(scale_lesson: int, wall_lesson: int) -> list[bytes]:
+def expected_messages(scale_lesson: int, wall_lesson: int, moved: int = 0) -> list[bytes]:
     """What ML-Agents' trainer sends for RUN_YAML with run seed 11 in these lessons: every
-    parameter's current value, in file order (get_current_samplers, each value's `apply`)."""
-    sends = [lambda c: c.set_uniform_sampler_parameters("mass", 0.5, 1.5, 11),
-             lambda c: c.set_gaussian_sampler_parameters("gravity", 9.81, 0.5, 3),
-             lambda c: c.set_multirangeuniform_sampler_parameters("spare", [[0.0, 1.0], [2.0, 3.0]], 12),
+    parameter's current value, in file order (get_current_samplers, each value's `apply`); the
+    samplers' seeds `moved` on, as neatpar moves them at each reset after the first
+    (parameter_file.moved_draws: the reset's simulator seed less the run's part of it)."""
+    sends = [lambda c: c.set_uniform_sampler_parameters("mass", 0.5, 1.5, 11 + moved),
+             lambda c: c.set_gaussian_sampler_parameters("gravity", 9.81, 0.5, 3 + moved),
+             lambda c: c.set_multirangeuniform_sampler_parameters("spare", [[0.0, 1.0], [2.0, 3.0]], 12 + moved),
              lambda c: c.set_float_parameter("bonus", 2.0),
              lambda c: c.set_float_parameter("scale", (1.0, 1.5)[scale_lesson]),
              (lambda c: c.set_float_parameter("wall", 0.0)) if wall_lesson == 0 else
-             (lambda c: c.set_uniform_sampler_parameters("wall", 1.0, 2.0, 17))]
+             (lambda c: c.set_uniform_sampler_parameters("wall", 1.0, 2.0, 17 + moved))]
     return [parameter_payload(send) for send in sends]
 
 
