@@ -1,6 +1,7 @@
 """Environment parameters drawn in Python for Gymnasium environments (neatpar/envs/parameter_draws.py):
 constants as they are, samplers a new draw per episode from their own seeds, and a parameter file
-driving a Gymnasium run's `reset(options=...)` with its lessons."""
+driving a Gymnasium run's `reset(options=...)` with its lessons; a check of the winner on fresh
+episodes draws other values than training does."""
 import gymnasium
 import neat
 import numpy as np
@@ -62,4 +63,18 @@ def test_a_parameter_file_drives_reset_options_lesson_by_lesson(tmp_path):
     goals = [options["goal"] for options in Reach.goals]
     assert goals[:4] == [0.9] * 4 and goals[4:8] == [0.6] * 4   # one episode per genome, 4 genomes
     noise = [options["noise"] for options in Reach.goals]
-    assert len(set(noise[:8])) == 8   # drawn per episode, and new draws each generation (its seed moved on)
+    assert len(set(noise[:4])) == 4 and noise[:4] == noise[4:]  # drawn per episode, the same sequence each generation
+
+
+def test_a_check_of_the_winner_on_fresh_episodes_draws_other_values_than_training(tmp_path):
+    path = write_yaml(tmp_path, "noise:\n  sampler_type: uniform\n  sampler_parameters: {min_value: 0, max_value: 1}\n")
+    config = make_config(tmp_path, num_inputs=1, num_outputs=1, pop_size=4)
+    population = neat.Population(config, seed=1)
+    Reach.goals.clear()
+    with EnvEvaluator(Reach, env_parameters=path, agents=2, seed=3, max_steps=5, winner_candidates=1,
+                      winner_episodes=4, winner_interval=1) as evaluator:
+        population.run(evaluator.evaluate, 1)
+        assert evaluator.validation.score.episodes == 4
+    noise = [options["noise"] for options in Reach.goals]
+    training, check = noise[:4], noise[4:]
+    assert len(check) == 4 and len(set(check)) == 4 and not set(check) & set(training)

@@ -63,11 +63,10 @@ SEEDS = 2**31   # a sampler's seed is a C# int: seeds moved past it wrap around
 
 
 def moved_draws(values: Mapping[str, Any], offset: int) -> dict[str, Any]:
-    """`values` (name -> Value or number) with each sampler's seed moved by `offset`. The game
-    starts a sampler's draws again from its seed at each message; neatpar sends the values at every
-    reset (ML-Agents, which resets rarely, sends them once and the draws go on), so each reset moves
-    the seeds by its own offset: new draws every generation and check, the same in every repeat of
-    the run, and at offset 0 (the first generation's) exactly the trainer's message."""
+    """`values` (name -> Value or number) with each sampler's seed moved by `offset` (0: as they
+    are). The game starts a sampler's draws again from its seed at each message, so episodes that
+    must not draw what training draws (a check of the winner on fresh episodes) get their seeds
+    moved: other draws, the same in every repeat of the run."""
     return {name: replace(value, seed=(value.seed + offset) % SEEDS)
             if isinstance(value, (Uniform, Gaussian, MultiRangeUniform)) and offset else value
             for name, value in values.items()}

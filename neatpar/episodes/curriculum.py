@@ -21,8 +21,8 @@ met moves to its next lesson (TRANSITIONS):
 
 The values sent at each generation's reset are every parameter's current lesson's (`values`), as
 ML-Agents' EnvManager.reset sends get_current_samplers: every simulator gets them (every env host
-with its part of the generation), and a sampler starts its draws again from its seed, which each
-reset moves on (runner.py: config/parameter_file.moved_draws), so every generation draws anew.
+with its part of the generation), and a sampler starts its draws again from its seed (moved on for
+rounds other than a generation's first, runner.py: config/parameter_file.moved_draws).
 """
 from __future__ import annotations
 

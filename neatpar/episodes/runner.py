@@ -87,7 +87,9 @@ class EpisodeRunner:
         part compiled by the main process, with the environment parameters' values to play it with."""
         started = time.perf_counter()
         if compiled.parameters is not None:   # sent before the part's reset, as ML-Agents sends them
-            offset = simulator_seed(0, generation, part, compiled.plan.round)   # new draws at each reset
+            # a generation's first round as the trainer sends them; its other rounds (self-play's
+            # matches, the winner's check on fresh episodes) with the samplers' seeds moved on
+            offset = simulator_seed(0, generation, part, compiled.plan.round) if compiled.plan.round else 0
             self.environment.set_parameters(moved_draws(compiled.parameters, offset))
         plan, kernel = compiled.plan, compiled.kernel
         if compiled.geometry is not None:

@@ -88,7 +88,7 @@ wall:
 def expected_messages(scale_lesson: int, wall_lesson: int, moved: int = 0) -> list[bytes]:
     """What ML-Agents' trainer sends for RUN_YAML with run seed 11 in these lessons: every
     parameter's current value, in file order (get_current_samplers, each value's `apply`); the
-    samplers' seeds `moved` on, as neatpar moves them at each reset after the first
+    samplers' seeds `moved` on, as neatpar moves them for rounds other than a generation's first
     (parameter_file.moved_draws: the reset's simulator seed less the run's part of it)."""
     sends = [lambda c: c.set_uniform_sampler_parameters("mass", 0.5, 1.5, 11 + moved),
              lambda c: c.set_gaussian_sampler_parameters("gravity", 9.81, 0.5, 3 + moved),
