@@ -38,9 +38,12 @@ def test_the_best_candidates_since_the_last_check_stay_each_genome_once_and_froz
     first, second, third = genome(1), genome(2), genome(3)
     validation.offer([(first, 0.5), (second, 0.9), (third, 0.1)])
     assert [(g.key, g.fitness) for g in validation.state.pending] == [(2, 0.9), (1, 0.5)]
-    second.fitness = -5.0   # a later generation scores the living genome again
-    validation.offer([(second, 0.7), (genome(4), 0.8), (genome(5), 0.9)])
-    assert [(g.key, g.fitness) for g in validation.state.pending] == [(2, 0.9), (5, 0.9)]   # the first of equals first
+    second.fitness = -5.0   # a later generation scores the living genome again: the copy kept is frozen
+    assert validation.state.pending[0].fitness == 0.9
+    validation.offer([(second, 0.95), (genome(4), 0.8), (genome(5), 0.9)])
+    assert [(g.key, g.fitness) for g in validation.state.pending] == [(2, 0.95), (5, 0.9)]   # genome 2 once
+    validation.offer([(genome(6), 0.9), (genome(7), 0.1)])
+    assert [g.key for g in validation.state.pending] == [2, 5]   # the first of equals first
     assert [validation.due(g) for g in range(6)] == [False, False, True, False, False, True]
     assert not WinnerValidation(2, 0, 1, "mean").due(0)   # winner_episodes = 0: no checks
 
