@@ -12,7 +12,7 @@ import pytest
 
 from neatpar import settings as run_config
 from neatpar.episodes.env_evaluator import EnvEvaluator
-from neatpar.episodes.validation import FreshCheck, WinnerValidation
+from neatpar.episodes.validation import KEPT_RETURNS, FreshCheck, WinnerValidation
 from support.configs import camera_cfg
 from support.runs import neatpar_cli, stats_table, without_timing
 
@@ -152,3 +152,15 @@ def test_resume_seeded_repeats_and_two_envs_are_exact_with_candidates_pending(tm
     assert without_timing(stats_table(part["out"] / "stats.csv")) == without_timing(straight["stats"]) == \
         without_timing(again["stats"])
     assert [c["generation"] for c in straight["winner"]["fresh"]["checks"]][-1] == 4   # the run's end checked
+
+
+def test_a_winner_that_stays_is_scored_on_its_latest_fresh_episodes_and_its_record_stops_growing():
+    validation = WinnerValidation(candidates=1, episodes=600, interval=1, fitness="mean")
+    validation.offer([(genome(1), 1.0)])
+    validation.check(played({1: [0.0] * 600})[0], generation=0)
+    validation.offer([(genome(2), 0.5)])
+    validation.check(played({1: [1.0] * 600, 2: [0.1] * 600})[0], generation=1)
+    score = validation.score
+    assert validation.winner.key == 1 and score.episodes == len(validation.state.returns) == KEPT_RETURNS
+    assert score.fitness == 600 / KEPT_RETURNS   # 424 of the first check's zeros, then 600 ones: 176 dropped
+    assert [c.generation for c in score.checks] == [0, 1]

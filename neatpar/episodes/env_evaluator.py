@@ -221,13 +221,13 @@ class EnvEvaluator:
             return
         started = time.perf_counter()
         generation = self.generation - 1
-        match = Match(standard_match(self.settings, self.champion, self.files).opponents, 0, VALIDATION_ROUND)
+        opponents = standard_match(self.settings, self.champion, self.files).opponents
 
         def play(genomes: list, episodes: int) -> tuple[list[list[float]], int | None]:
             progress, self._runner.progress = self._runner.progress, None
             try:
                 returns, _ = self._runner.evaluate(genomes, self.champion, self.files, generation,
-                                                   match=dataclasses.replace(match, episodes=episodes))
+                                                   match=Match(opponents, episodes, VALIDATION_ROUND))
             finally:
                 self._runner.progress = progress
             return returns, simulator_seed(self.settings.seed, generation, 0, VALIDATION_ROUND)

@@ -4,7 +4,7 @@ A genome's training fitness is a few noisy episodes; the best one ever seen is t
 often as the best. So every `interval` generations the `candidates` best genomes by training
 fitness since the last check, and the current winner, play `episodes` fresh episodes together
 (one batch of the runner, on a simulator seed of their own: VALIDATION_ROUND). The winner is
-scored over all the fresh episodes it has played, which grow with each check; a candidate takes
+scored over the fresh episodes it has played (its latest KEPT_RETURNS), which grow with each check; a candidate takes
 its place by scoring more, by the run's fitness aggregate, on this check's episodes. Training is
 untouched: the champion that champion-role behaviors play against is still the best by training
 fitness.
@@ -27,6 +27,9 @@ from .aggregates import aggregate
 # The simulator seed's round number of fresh episodes (runner.simulator_seed): apart from
 # training's rounds, which number a generation's self-play matches from 0.
 VALIDATION_ROUND = 1000
+# The winner's score is over its latest this many fresh episodes: what a generation records and a
+# checkpoint keeps does not grow with a run whose winner stays.
+KEPT_RETURNS = 1024
 
 
 @dataclass(frozen=True)
@@ -60,12 +63,13 @@ class FreshScore:
 @dataclass
 class ValidationState:
     """What a checkpoint keeps of the validation: the winner (a frozen copy, its training fitness
-    as `fitness`), all its returns on fresh episodes and the checks they come from, and the
-    candidates offered since the last check, best first."""
+    as `fitness`), its returns on fresh episodes (the latest KEPT_RETURNS), the checks they come
+    from (as many) and its score over them, and the candidates offered since the last check, best first."""
     winner: Any = None
     returns: list = field(default_factory=list)
     checks: tuple = ()
     pending: list = field(default_factory=list)
+    score: FreshScore | None = None
 
 
 PlayFresh = Callable[[list, int], "tuple[list[list[float]], int | None]"]
@@ -119,14 +123,14 @@ class WinnerValidation:
         for genome, played in zip(contenders[1:], returns[1:]):
             if aggregate(played, self.fitness) > aggregate(best_returns, self.fitness):
                 best, best_returns, checks = genome, list(played), (check,)
-        self.state = ValidationState(best, best_returns, checks, [])
+        kept = best_returns[-KEPT_RETURNS:]
+        checks = checks[-math.ceil(KEPT_RETURNS / self.episodes):]
+        self.state = ValidationState(best, kept, checks, [], FreshScore.of(kept, self.fitness, checks))
 
     @property
     def score(self) -> FreshScore | None:
-        """The winner's score on all its fresh episodes; None before the first check."""
-        if self.state.winner is None:
-            return None
-        return FreshScore.of(self.state.returns, self.fitness, self.state.checks)
+        """The winner's score on its fresh episodes (computed at its check); None before the first."""
+        return self.state.score
 
     def values(self) -> WinnerValues | None:
         """The winner as stats.csv shows it; None before its first check."""
