@@ -226,11 +226,9 @@ class SimulatorBridge:
 
     def set_parameter(self, key: str, value: float) -> None:
         """An EnvironmentParameters value, delivered with the next message to the game."""
-        self.env_parameters[key] = value
-        if self._env is not None:
-            self.parameters.set_float_parameter(key, float(value))
+        self.set_values({key: value})
 
-    def set_values(self, values: Mapping[str, Value]) -> None:
+    def set_values(self, values: Mapping[str, Value | float]) -> None:
         """Environment parameters' values (constants or samplers, parameter_messages.py), sent with
         the next message to the game and again at every launch."""
         for key, value in values.items():
